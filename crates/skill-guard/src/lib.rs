@@ -1,0 +1,1 @@
+//! Threat scanner (placeholder until the guard lands).
