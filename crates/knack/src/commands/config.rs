@@ -1,0 +1,32 @@
+//! `knack config path|get|set`.
+
+use knack_config::{Config, KnackHome, get_dotted, set_dotted};
+use serde_json::Value;
+
+use crate::cli::ConfigCommand;
+use crate::exit;
+
+pub fn run(cmd: ConfigCommand) -> anyhow::Result<u8> {
+    let home = KnackHome::from_env()?;
+    match cmd {
+        ConfigCommand::Path => println!("{}", home.config_path().display()),
+        ConfigCommand::Get { key } => {
+            let config = Config::load(&home)?;
+            print_value(&get_dotted(&config, &key)?);
+        }
+        ConfigCommand::Set { key, value } => {
+            let config = set_dotted(&home.config_path(), &key, &value)?;
+            print!("{key} = ");
+            print_value(&get_dotted(&config, &key)?);
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn print_value(value: &Value) {
+    match value {
+        Value::String(s) => println!("{s}"),
+        Value::Null => println!("null"),
+        other => println!("{other}"),
+    }
+}

@@ -1,0 +1,331 @@
+//! `knack skills list|view|doctor|validate`: the discovery engine's answers,
+//! as tables for people and as CONTRACT.md JSON for scripts.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use skill_core::disclosure::ViewContext;
+use skill_core::validate::validate_skill_dir;
+use skill_core::{DoctorEntry, EntryStatus, PreprocessOptions};
+
+use crate::cli::{ListArgs, SkillsCommand, ValidateArgs, ViewArgs};
+use crate::context::Context;
+use crate::exit;
+use crate::output::{bold, dim, ellipsize, print_json, print_table};
+
+pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
+    let ctx = Context::load()?;
+    match cmd {
+        SkillsCommand::List(args) => list(&ctx, args),
+        SkillsCommand::View(args) => view(&ctx, args),
+        SkillsCommand::Doctor(flag) => doctor(&ctx, flag.json),
+        SkillsCommand::Validate(args) => validate(&ctx, args),
+    }
+}
+
+fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<u8> {
+    let set = ctx.discover();
+    let result = skill_core::skills_list(&set, args.category.as_deref());
+    if args.json {
+        print_json(&result);
+        return Ok(exit::OK);
+    }
+    let skills = result["skills"].as_array().cloned().unwrap_or_default();
+    if skills.is_empty() {
+        println!("{}", result["message"].as_str().unwrap_or("No skills."));
+        return Ok(exit::OK);
+    }
+    let rows: Vec<Vec<String>> = skills
+        .iter()
+        .map(|s| {
+            let name = s["name"].as_str().unwrap_or_default();
+            let marked = if set.ambiguous_names.contains(name) {
+                format!("{name} ⚠")
+            } else {
+                name.to_owned()
+            };
+            vec![
+                marked,
+                s["category"].as_str().unwrap_or("-").to_owned(),
+                s["scope"].as_str().unwrap_or_default().to_owned(),
+                ellipsize(s["description"].as_str().unwrap_or_default(), 60),
+            ]
+        })
+        .collect();
+    print_table(&["NAME", "CATEGORY", "SCOPE", "DESCRIPTION"], &rows);
+    let mut footer = format!("{} skill(s)", skills.len());
+    if !set.ambiguous_names.is_empty() {
+        footer.push_str("; ⚠ = name used by more than one skill, load it by its qualified id (see `knack skills doctor`)");
+    }
+    println!("{}", dim(&footer));
+    for notice in &set.notices {
+        eprintln!("note: {notice}");
+    }
+    Ok(exit::OK)
+}
+
+fn view(ctx: &Context, args: ViewArgs) -> anyhow::Result<u8> {
+    let set = ctx.discover();
+    let env = ctx.home.env_file();
+    let view_ctx = ViewContext {
+        preprocess: PreprocessOptions::from_config(&ctx.config.skills),
+        session_id: None,
+        env: &env,
+    };
+    let result = skill_core::skill_view(&set, &args.name, args.file.as_deref(), &view_ctx);
+    let ok = result["success"].as_bool().unwrap_or(false);
+    if args.json {
+        print_json(&result);
+        return Ok(if ok { exit::OK } else { exit::FAILED });
+    }
+    if !ok {
+        return Err(exit::failed(describe_failure(&result)));
+    }
+    print!("{}", result["content"].as_str().unwrap_or_default());
+    if !result["content"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with('\n')
+    {
+        println!();
+    }
+    if args.file.is_none() {
+        if let Some(missing) = result["missing_required_environment_variables"].as_array()
+            && !missing.is_empty()
+        {
+            eprintln!(
+                "note: this skill needs {} (set in the environment or $KNACK_HOME/.env)",
+                missing
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        if let Some(files) = result["linked_files"].as_object()
+            && !files.is_empty()
+        {
+            let all: Vec<&str> = files
+                .values()
+                .filter_map(Value::as_array)
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            eprintln!("files: {} (view one with --file PATH)", all.join(", "));
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// One readable paragraph from a failed tool result.
+fn describe_failure(result: &Value) -> String {
+    let mut text = result["error"].as_str().unwrap_or("failed").to_owned();
+    for (key, label) in [
+        ("matches", "candidates"),
+        ("available_skills", "available skills"),
+        ("available_files", "available files"),
+    ] {
+        if let Some(items) = result[key].as_array()
+            && !items.is_empty()
+        {
+            let list: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            text.push_str(&format!("\n  {label}: {}", list.join(", ")));
+        }
+    }
+    if let Some(hint) = result["hint"].as_str() {
+        text.push_str(&format!("\n  hint: {hint}"));
+    }
+    text
+}
+
+fn doctor(ctx: &Context, json: bool) -> anyhow::Result<u8> {
+    let set = ctx.discover();
+    let mut entries = set.entries.clone();
+    entries.extend(quarantined_entries(&ctx.home.hub_dir().join("quarantine")));
+    if json {
+        let value = json!({
+            "roots": set.roots.iter().map(|r| json!({
+                "path": r.path, "scope": r.scope, "skills": r.skills, "truncated": r.truncated,
+            })).collect::<Vec<_>>(),
+            "skills": entries.iter().map(entry_json).collect::<Vec<_>>(),
+            "notices": set.notices,
+        });
+        print_json(&value);
+        return Ok(exit::OK);
+    }
+    println!("{}", bold("Roots (in precedence order)"));
+    for r in &set.roots {
+        let state = if !r.path.is_dir() {
+            " (missing)".to_owned()
+        } else if r.truncated {
+            " (walk truncated)".to_owned()
+        } else {
+            String::new()
+        };
+        println!(
+            "  {:<9} {} — {} skill(s){state}",
+            r.scope.label(),
+            r.path.display(),
+            r.skills
+        );
+    }
+    println!();
+    println!("{}", bold("SKILL.md files"));
+    if entries.is_empty() {
+        println!("  none found");
+    }
+    for e in &entries {
+        let status = format!("{:?}", e.status).to_lowercase();
+        let who = e
+            .qualified_id
+            .clone()
+            .unwrap_or_else(|| e.path.display().to_string());
+        let mut line = format!("  {status:<11} {who}");
+        if !e.reason.is_empty() {
+            line.push_str(&format!(" — {}", e.reason));
+        }
+        println!("{line}");
+        if e.qualified_id.is_some() && e.status != EntryStatus::Ok {
+            println!("              {}", dim(&e.path.display().to_string()));
+        }
+        for w in &e.warnings {
+            println!("              {} {w}", dim("warning:"));
+        }
+    }
+    if !set.notices.is_empty() {
+        println!();
+        println!("{}", bold("Notices"));
+        for n in &set.notices {
+            println!("  {n}");
+        }
+    }
+    let count = |s: EntryStatus| entries.iter().filter(|e| e.status == s).count();
+    println!();
+    println!(
+        "{} ok, {} skipped, {} gated, {} ambiguous, {} truncated, {} quarantined",
+        count(EntryStatus::Ok),
+        count(EntryStatus::Skipped),
+        count(EntryStatus::Gated),
+        count(EntryStatus::Ambiguous),
+        count(EntryStatus::Truncated),
+        count(EntryStatus::Quarantined)
+    );
+    Ok(exit::OK)
+}
+
+fn entry_json(e: &DoctorEntry) -> Value {
+    json!({
+        "path": e.path,
+        "status": e.status,
+        "name": e.name,
+        "qualified_id": e.qualified_id,
+        "reason": e.reason,
+        "warnings": e.warnings,
+    })
+}
+
+/// Skills the hub holds back (an install that did not finish or was refused).
+fn quarantined_entries(quarantine: &Path) -> Vec<DoctorEntry> {
+    let mut found = Vec::new();
+    find_skill_mds(quarantine, 0, &mut found);
+    found.sort();
+    found
+        .into_iter()
+        .map(|p| {
+            DoctorEntry::new(
+                &p,
+                EntryStatus::Quarantined,
+                "held in the hub's quarantine; it is not loaded until an install completes".into(),
+            )
+        })
+        .collect()
+}
+
+fn find_skill_mds(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 4 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_name() == "SKILL.md" {
+            out.push(path);
+        } else if path.is_dir() {
+            find_skill_mds(&path, depth + 1, out);
+        }
+    }
+}
+
+fn validate(ctx: &Context, args: ValidateArgs) -> anyhow::Result<u8> {
+    let dirs: Vec<PathBuf> = if args.paths.is_empty() {
+        ctx.discover()
+            .skills
+            .iter()
+            .map(|s| s.skill_dir.clone())
+            .collect()
+    } else {
+        let mut dirs = Vec::new();
+        for path in &args.paths {
+            if !path.exists() {
+                return Err(exit::failed(format!("{} does not exist", path.display())));
+            }
+            if path.is_file() {
+                dirs.push(path.parent().unwrap_or(Path::new(".")).to_path_buf());
+            } else if path.join("SKILL.md").is_file() {
+                dirs.push(path.clone());
+            } else {
+                let mut found = Vec::new();
+                find_skill_mds(path, 0, &mut found);
+                found.sort();
+                if found.is_empty() {
+                    return Err(exit::failed(format!(
+                        "no SKILL.md found under {}",
+                        path.display()
+                    )));
+                }
+                dirs.extend(
+                    found
+                        .iter()
+                        .filter_map(|p| p.parent().map(Path::to_path_buf)),
+                );
+            }
+        }
+        dirs
+    };
+    let results: Vec<(PathBuf, skill_core::validate::DirValidation)> = dirs
+        .into_iter()
+        .map(|d| {
+            let v = validate_skill_dir(&d);
+            (d, v)
+        })
+        .collect();
+    let invalid = results.iter().filter(|(_, v)| !v.is_valid()).count();
+    if args.json {
+        print_json(&json!({
+            "success": invalid == 0,
+            "checked": results.len(),
+            "invalid": invalid,
+            "results": results.iter().map(|(d, v)| json!({
+                "path": d.join("SKILL.md"),
+                "valid": v.is_valid(),
+                "errors": v.errors,
+                "warnings": v.warnings,
+            })).collect::<Vec<_>>(),
+        }));
+    } else {
+        for (dir, v) in &results {
+            let mark = if v.is_valid() { "ok     " } else { "INVALID" };
+            println!("{mark} {}", dir.join("SKILL.md").display());
+            for e in &v.errors {
+                println!("        error: {e}");
+            }
+            for w in &v.warnings {
+                println!("        {} {w}", dim("warning:"));
+            }
+        }
+        println!("{} checked, {} invalid", results.len(), invalid);
+    }
+    Ok(if invalid == 0 { exit::OK } else { exit::FAILED })
+}

@@ -1,0 +1,405 @@
+//! Progressive disclosure: `skills_list` (level 1) and `skill_view` (the full
+//! text, then one support file at a time). Both answer with CONTRACT.md's JSON.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Component, Path};
+
+use serde_json::{Map, Value, json};
+
+use crate::preprocess::{PreprocessOptions, TemplateValues, preprocess};
+use crate::skill::{SUPPORT_DIRS, Skill};
+use crate::skill_set::{Gate, Resolution, SkillSet};
+
+/// Largest text file `skill_view` returns whole.
+const MAX_VIEW_FILE_BYTES: u64 = 2 * 1024 * 1024;
+const MAX_AVAILABLE_FILES: usize = 200;
+
+/// What `skill_view` needs besides the skill set.
+#[derive(Debug, Clone)]
+pub struct ViewContext<'a> {
+    pub preprocess: PreprocessOptions,
+    pub session_id: Option<&'a str>,
+    /// `$KNACK_HOME/.env`, consulted after the process environment.
+    pub env: &'a knack_config::EnvFile,
+}
+
+pub fn failure(error: impl Into<String>) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("success".into(), Value::Bool(false));
+    map.insert("error".into(), Value::String(error.into()));
+    map
+}
+
+/// `skills_list(category?)`.
+pub fn skills_list(set: &SkillSet, category: Option<&str>) -> Value {
+    let category = category.map(str::trim).filter(|c| !c.is_empty());
+    let skills: Vec<&Skill> = set
+        .visible()
+        .into_iter()
+        .filter(|s| match category {
+            None => true,
+            Some(c) => s
+                .category
+                .as_deref()
+                .is_some_and(|sc| sc == c || sc.starts_with(&format!("{c}/"))),
+        })
+        .collect();
+    let categories: BTreeSet<&str> = skills
+        .iter()
+        .filter_map(|s| s.category.as_deref())
+        .collect();
+    let items: Vec<Value> = skills
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "description": s.list_description(),
+                "category": s.category,
+                "id": s.id,
+                "qualified_id": s.qualified_id(),
+                "scope": s.scope,
+            })
+        })
+        .collect();
+    let mut out = json!({
+        "success": true,
+        "count": items.len(),
+        "categories": categories,
+        "skills": items,
+    });
+    if items.is_empty() {
+        out["message"] = json!(match category {
+            Some(c) => format!("No skills in category '{c}'."),
+            None => "No skills found. Create one with skill_manage or install one with `knack skills install`.".to_owned(),
+        });
+    } else {
+        out["hint"] = json!("Load a skill's full text with skill_view(name).");
+    }
+    out
+}
+
+/// `skill_view(name, file_path?)`.
+pub fn skill_view(
+    set: &SkillSet,
+    name: &str,
+    file_path: Option<&str>,
+    ctx: &ViewContext<'_>,
+) -> Value {
+    Value::Object(match view_inner(set, name, file_path, ctx) {
+        Ok(map) | Err(map) => map,
+    })
+}
+
+fn view_inner(
+    set: &SkillSet,
+    name: &str,
+    file_path: Option<&str>,
+    ctx: &ViewContext<'_>,
+) -> Result<Map<String, Value>, Map<String, Value>> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(failure("the skill name is empty"));
+    }
+    if name.starts_with('/')
+        || name.starts_with('~')
+        || name.as_bytes().get(1) == Some(&b':') && name.as_bytes().get(2) == Some(&b'\\')
+    {
+        let mut f = failure("a skill name must be a name or id, not an absolute path");
+        f.insert(
+            "hint".into(),
+            json!("Use the name from skills_list, or its id such as 'category/name'."),
+        );
+        return Err(f);
+    }
+    if name.split(['/', '\\']).any(|part| part == "..") {
+        let mut f = failure("a skill name cannot contain '..'");
+        f.insert(
+            "hint".into(),
+            json!("Use the name from skills_list, or its id such as 'category/name'."),
+        );
+        return Err(f);
+    }
+    let skill = match set.resolve(name) {
+        Resolution::Found(skill) => skill,
+        Resolution::Ambiguous(candidates) => {
+            let mut f = failure(format!(
+                "'{name}' is ambiguous: {} skills have that name; refusing to guess",
+                candidates.len()
+            ));
+            f.insert(
+                "matches".into(),
+                json!(
+                    candidates
+                        .iter()
+                        .map(|s| s.qualified_id())
+                        .collect::<Vec<_>>()
+                ),
+            );
+            f.insert("hint".into(), json!("Load one by its qualified id from 'matches', e.g. skill_view('user:category/name')."));
+            return Err(f);
+        }
+        Resolution::Gated(skill, Gate::Platform) => {
+            let mut f = failure(format!(
+                "skill '{}' does not support this platform (it lists {:?})",
+                skill.name, skill.frontmatter.platforms
+            ));
+            f.insert("readiness_status".into(), json!("unsupported"));
+            return Err(f);
+        }
+        Resolution::Gated(skill, Gate::Disabled) => {
+            let mut f = failure(format!("skill '{}' is disabled", skill.name));
+            f.insert(
+                "hint".into(),
+                json!("Remove it from skills.disabled in config.yaml (see `knack config get skills.disabled`) to use it."),
+            );
+            return Err(f);
+        }
+        Resolution::NotFound => {
+            let mut f = failure(format!("no skill named '{name}'"));
+            let names: Vec<&str> = set
+                .visible()
+                .iter()
+                .take(20)
+                .map(|s| s.name.as_str())
+                .collect();
+            f.insert("available_skills".into(), json!(names));
+            f.insert("hint".into(), json!("Call skills_list to see every skill."));
+            return Err(f);
+        }
+    };
+    match file_path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(rel) => view_file(skill, rel),
+        None => view_main(set, skill, ctx),
+    }
+}
+
+fn view_main(
+    set: &SkillSet,
+    skill: &Skill,
+    ctx: &ViewContext<'_>,
+) -> Result<Map<String, Value>, Map<String, Value>> {
+    let raw = read_text_lossy(&skill.path)
+        .map_err(|e| failure(format!("cannot read {}: {e}", skill.path.display())))?;
+    let raw = crate::frontmatter::strip_bom(&raw);
+    let values = TemplateValues {
+        skill_dir: Some(&skill.skill_dir),
+        session_id: ctx.session_id,
+    };
+    let content = preprocess(raw, &values, &ctx.preprocess);
+    crate::injection::warn_if_suspicious(&skill.qualified_id(), &content);
+    let missing: Vec<&str> = skill
+        .frontmatter
+        .required_environment_variables
+        .iter()
+        .filter(|r| !r.optional && ctx.env.lookup(&r.name).is_none())
+        .map(|r| r.name.as_str())
+        .collect();
+    let mut map = Map::new();
+    map.insert("success".into(), json!(true));
+    map.insert("name".into(), json!(skill.name));
+    map.insert("description".into(), json!(skill.list_description()));
+    map.insert("category".into(), json!(skill.category));
+    map.insert("id".into(), json!(skill.id));
+    map.insert("qualified_id".into(), json!(skill.qualified_id()));
+    map.insert("scope".into(), json!(skill.scope));
+    map.insert("path".into(), json!(skill.path));
+    map.insert("skill_dir".into(), json!(skill.skill_dir));
+    map.insert("content".into(), json!(content));
+    map.insert("tags".into(), json!(skill.frontmatter.tags));
+    map.insert(
+        "related_skills".into(),
+        json!(skill.frontmatter.related_skills),
+    );
+    map.insert(
+        "linked_files".into(),
+        Value::Object(linked_files(&skill.skill_dir)),
+    );
+    map.insert(
+        "readiness_status".into(),
+        json!(if missing.is_empty() {
+            "available"
+        } else {
+            "setup_needed"
+        }),
+    );
+    map.insert(
+        "missing_required_environment_variables".into(),
+        json!(missing),
+    );
+    if set.is_ambiguous(skill) {
+        map.insert(
+            "note".into(),
+            json!(format!(
+                "other skills share the name '{}'; this is {}",
+                skill.name,
+                skill.qualified_id()
+            )),
+        );
+    }
+    Ok(map)
+}
+
+/// Support files grouped by folder, sorted; empty groups left out.
+pub fn linked_files(skill_dir: &Path) -> Map<String, Value> {
+    let mut map = Map::new();
+    for group in SUPPORT_DIRS {
+        let mut files = Vec::new();
+        collect_files(&skill_dir.join(group), skill_dir, &mut files, 0);
+        files.sort();
+        if !files.is_empty() {
+            map.insert(group.into(), json!(files));
+        }
+    }
+    map
+}
+
+fn collect_files(dir: &Path, base: &Path, out: &mut Vec<String>, depth: usize) {
+    if depth > 8 || out.len() >= 1000 {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        match fs::metadata(&path) {
+            Ok(m) if m.is_dir() => collect_files(&path, base, out, depth + 1),
+            Ok(_) => {
+                if let Ok(rel) = path.strip_prefix(base) {
+                    out.push(rel.to_string_lossy().replace('\\', "/"));
+                }
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn view_file(skill: &Skill, rel: &str) -> Result<Map<String, Value>, Map<String, Value>> {
+    let refuse = |why: &str| {
+        let mut f = failure(format!("file path '{rel}' is refused: {why}"));
+        f.insert(
+            "hint".into(),
+            json!("Use a path relative to the skill folder, as listed in linked_files."),
+        );
+        f
+    };
+    let path = Path::new(rel);
+    if path.is_absolute() || rel.starts_with('~') {
+        return Err(refuse("it must be relative to the skill folder"));
+    }
+    if rel.contains('\0') {
+        return Err(refuse("it contains a NUL byte"));
+    }
+    if path.components().any(|c| {
+        matches!(
+            c,
+            Component::ParentDir | Component::RootDir | Component::Prefix(_)
+        )
+    }) {
+        return Err(refuse("it must not contain '..'"));
+    }
+    let full = skill.skill_dir.join(path);
+    let canonical_dir = skill
+        .skill_dir
+        .canonicalize()
+        .map_err(|e| failure(format!("cannot resolve {}: {e}", skill.skill_dir.display())))?;
+    let canonical = match full.canonicalize() {
+        Ok(c) => c,
+        Err(_) => {
+            let mut f = failure(format!("skill '{}' has no file '{rel}'", skill.name));
+            f.insert(
+                "available_files".into(),
+                json!(available_files(&skill.skill_dir)),
+            );
+            return Err(f);
+        }
+    };
+    if !canonical.starts_with(&canonical_dir) {
+        return Err(refuse("it leads outside the skill folder through a link"));
+    }
+    let meta =
+        fs::metadata(&canonical).map_err(|e| failure(format!("cannot read '{rel}': {e}")))?;
+    if meta.is_dir() {
+        let mut f = failure(format!("'{rel}' is a folder, not a file"));
+        f.insert(
+            "available_files".into(),
+            json!(available_files(&skill.skill_dir)),
+        );
+        return Err(f);
+    }
+    let mut map = Map::new();
+    map.insert("success".into(), json!(true));
+    map.insert("name".into(), json!(skill.name));
+    map.insert("file".into(), json!(rel));
+    let mut head = Vec::new();
+    fs::File::open(&canonical)
+        .and_then(|f| f.take(MAX_VIEW_FILE_BYTES).read_to_end(&mut head))
+        .map_err(|e| failure(format!("cannot read '{rel}': {e}")))?;
+    let binary = head.iter().take(8192).any(|&b| b == 0)
+        || std::str::from_utf8(&head).is_err() && meta.len() <= MAX_VIEW_FILE_BYTES;
+    if binary {
+        map.insert(
+            "content".into(),
+            json!(format!(
+                "binary file ({}, {} bytes); not shown as text",
+                describe_binary(&head, rel),
+                meta.len()
+            )),
+        );
+        map.insert("is_binary".into(), json!(true));
+        return Ok(map);
+    }
+    let mut text = String::from_utf8_lossy(&head).into_owned();
+    if meta.len() > MAX_VIEW_FILE_BYTES {
+        text.push_str(&format!(
+            "\n...[truncated: the file has {} bytes]",
+            meta.len()
+        ));
+    }
+    map.insert("content".into(), json!(text));
+    Ok(map)
+}
+
+fn describe_binary(head: &[u8], rel: &str) -> String {
+    let kind = if head.starts_with(b"\x7fELF") {
+        "ELF executable"
+    } else if head.starts_with(b"\x89PNG") {
+        "PNG image"
+    } else if head.starts_with(b"\xff\xd8\xff") {
+        "JPEG image"
+    } else if head.starts_with(b"%PDF") {
+        "PDF document"
+    } else if head.starts_with(b"PK\x03\x04") {
+        "zip archive"
+    } else if head.starts_with(b"\x1f\x8b") {
+        "gzip data"
+    } else {
+        return match Path::new(rel).extension() {
+            Some(ext) => format!(".{} data", ext.to_string_lossy()),
+            None => "binary data".into(),
+        };
+    };
+    kind.into()
+}
+
+fn available_files(skill_dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    collect_files(skill_dir, skill_dir, &mut files, 0);
+    files.sort();
+    files.truncate(MAX_AVAILABLE_FILES);
+    files
+}
+
+fn read_text_lossy(path: &Path) -> std::io::Result<String> {
+    let bytes = fs::read(path)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}

@@ -1,0 +1,564 @@
+//! Lenient SKILL.md parsing: fences, BOM, typed fields in their common shapes,
+//! and a `key: value` fallback when the YAML does not parse.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One declared environment variable a skill needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvRequirement {
+    pub name: String,
+    pub prompt: Option<String>,
+    pub help: Option<String>,
+    pub optional: bool,
+}
+
+/// Activation conditions for the skills index (read from `metadata.knack`,
+/// then `metadata.hermes`, then the top level).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Conditions {
+    pub requires_toolsets: Vec<String>,
+    pub fallback_for_toolsets: Vec<String>,
+    pub requires_tools: Vec<String>,
+    pub fallback_for_tools: Vec<String>,
+}
+
+impl Conditions {
+    pub fn is_empty(&self) -> bool {
+        self.requires_toolsets.is_empty()
+            && self.fallback_for_toolsets.is_empty()
+            && self.requires_tools.is_empty()
+            && self.fallback_for_tools.is_empty()
+    }
+}
+
+/// The frontmatter fields knack understands, already normalised.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Frontmatter {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub version: Option<String>,
+    pub author: Option<String>,
+    pub license: Option<String>,
+    pub compatibility: Option<String>,
+    pub platforms: Vec<String>,
+    pub tags: Vec<String>,
+    pub related_skills: Vec<String>,
+    pub category: Option<String>,
+    pub required_environment_variables: Vec<EnvRequirement>,
+    pub conditions: Conditions,
+    /// Who created the skill (`user`, `agent`, `hub`, `bundled`), when recorded.
+    pub created_by: Option<String>,
+    pub metadata: Option<Value>,
+}
+
+/// The result of splitting and parsing one SKILL.md text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedSkillMd {
+    pub frontmatter: Frontmatter,
+    /// Byte offset in the (BOM-stripped) text where the body starts.
+    pub body_offset: usize,
+    pub has_frontmatter: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Why a frontmatter block could not be read at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontmatterProblem {
+    /// The text starts with `---` but no closing fence follows.
+    Unclosed,
+}
+
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Splits `text` into (yaml, body_offset). `Ok(None)` means no frontmatter.
+pub fn split_frontmatter(text: &str) -> Result<Option<(&str, usize)>, FrontmatterProblem> {
+    let mut lines = text.split_inclusive('\n');
+    let Some(first) = lines.next() else {
+        return Ok(None);
+    };
+    if first.trim_end() != "---" {
+        return Ok(None);
+    }
+    let yaml_start = first.len();
+    let mut offset = yaml_start;
+    for line in lines {
+        if line.trim_end() == "---" {
+            return Ok(Some((&text[yaml_start..offset], offset + line.len())));
+        }
+        offset += line.len();
+    }
+    Err(FrontmatterProblem::Unclosed)
+}
+
+/// Parses a SKILL.md text. Never fails: problems become warnings, and the
+/// caller decides whether what is left is a usable skill.
+pub fn parse_skill_md(text: &str) -> Result<ParsedSkillMd, FrontmatterProblem> {
+    let text = strip_bom(text);
+    let Some((yaml, body_offset)) = split_frontmatter(text)? else {
+        return Ok(ParsedSkillMd {
+            frontmatter: Frontmatter::default(),
+            body_offset: 0,
+            has_frontmatter: false,
+            warnings: vec!["no frontmatter: SKILL.md should start with a '---' line".into()],
+        });
+    };
+    let mut warnings = Vec::new();
+    let raw = match parse_yaml(yaml) {
+        Ok(raw) => raw,
+        Err(message) => {
+            warnings.push(format!(
+                "frontmatter is not valid YAML ({}); read it line by line as 'key: value'",
+                first_line(&message)
+            ));
+            fallback_key_values(yaml)
+        }
+    };
+    Ok(ParsedSkillMd {
+        frontmatter: raw.normalise(),
+        body_offset,
+        has_frontmatter: true,
+        warnings,
+    })
+}
+
+fn first_line(message: &str) -> &str {
+    message.lines().next().unwrap_or(message)
+}
+
+fn parse_yaml(yaml: &str) -> Result<RawFrontmatter, String> {
+    if yaml.trim().is_empty() {
+        return Ok(RawFrontmatter::default());
+    }
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::LastWins,
+        with_snippet: false,
+    };
+    serde_saphyr::from_str_with_options::<RawFrontmatter>(yaml, options).map_err(|e| e.to_string())
+}
+
+/// Reads `key: value` lines when the YAML is broken, so a skill with one bad
+/// line still has its name and description.
+fn fallback_key_values(yaml: &str) -> RawFrontmatter {
+    let mut raw = RawFrontmatter::default();
+    for line in yaml.lines() {
+        if line.starts_with([' ', '\t', '-', '#']) {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        if value.is_empty() {
+            continue;
+        }
+        let text = Some(Scalar(value.to_owned()));
+        match key.trim() {
+            "name" => raw.name = text,
+            "description" => raw.description = text,
+            "version" => raw.version = text,
+            "author" => raw.author = text,
+            "license" => raw.license = text,
+            "category" => raw.category = text,
+            "platforms" => raw.platforms = StringList::from_text(value),
+            "tags" => raw.tags = StringList::from_text(value),
+            "related_skills" => raw.related_skills = StringList::from_text(value),
+            _ => {}
+        }
+    }
+    raw
+}
+
+/// The frontmatter exactly as written, before fallbacks are applied.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawFrontmatter {
+    name: Option<Scalar>,
+    description: Option<Scalar>,
+    version: Option<Scalar>,
+    author: Option<Scalar>,
+    license: Option<Scalar>,
+    compatibility: Option<Scalar>,
+    platforms: StringList,
+    tags: StringList,
+    related_skills: StringList,
+    category: Option<Scalar>,
+    required_environment_variables: EnvList,
+    requires_toolsets: StringList,
+    fallback_for_toolsets: StringList,
+    requires_tools: StringList,
+    fallback_for_tools: StringList,
+    created_by: Option<Scalar>,
+    metadata: Option<Value>,
+}
+
+impl RawFrontmatter {
+    fn normalise(self) -> Frontmatter {
+        let scoped = |key: &str| -> Option<&Value> {
+            let meta = self.metadata.as_ref()?;
+            ["knack", "hermes"]
+                .iter()
+                .find_map(|ns| meta.get(ns).and_then(|m| m.get(key)))
+        };
+        let list = |key: &str, top: &StringList| -> Vec<String> {
+            match scoped(key) {
+                Some(value) => StringList::from_value(value).0,
+                None => top.0.clone(),
+            }
+        };
+        let text = |v: &Option<Scalar>| v.as_ref().map(|s| s.0.clone()).filter(|s| !s.is_empty());
+        Frontmatter {
+            name: text(&self.name),
+            description: text(&self.description).map(|d| d.trim().to_owned()),
+            version: text(&self.version),
+            author: text(&self.author),
+            license: text(&self.license),
+            compatibility: text(&self.compatibility),
+            platforms: self.platforms.0.clone(),
+            tags: list("tags", &self.tags),
+            related_skills: list("related_skills", &self.related_skills),
+            category: scoped("category")
+                .and_then(scalar_text)
+                .or_else(|| text(&self.category)),
+            required_environment_variables: self.required_environment_variables.0.clone(),
+            conditions: Conditions {
+                requires_toolsets: list("requires_toolsets", &self.requires_toolsets),
+                fallback_for_toolsets: list("fallback_for_toolsets", &self.fallback_for_toolsets),
+                requires_tools: list("requires_tools", &self.requires_tools),
+                fallback_for_tools: list("fallback_for_tools", &self.fallback_for_tools),
+            },
+            created_by: scoped("created_by")
+                .and_then(scalar_text)
+                .or_else(|| text(&self.created_by)),
+            metadata: self.metadata,
+        }
+    }
+}
+
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+/// Any YAML scalar, kept as the text the author wrote where possible.
+#[derive(Debug, Clone, Default)]
+struct Scalar(String);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Asking for a string makes the parser hand over the raw scalar, so
+        // `no`, `on` and `1.10` survive as written.
+        d.deserialize_string(ScalarVisitor).map(Scalar)
+    }
+}
+
+struct ScalarVisitor;
+
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a text value")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Ok(String::new())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<String, E> {
+        Ok(String::new())
+    }
+    // A list or map where text was expected keeps its items' text, so a
+    // description written as a list is not lost.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
+        let mut parts = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            if let Some(t) = scalar_text(&item) {
+                parts.push(t);
+            }
+        }
+        Ok(parts.join(", "))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
+        while map.next_entry::<Value, Value>()?.is_some() {}
+        Ok(String::new())
+    }
+}
+
+/// A list given as `[a, b]`, as `"a, b"`, or as a single scalar.
+#[derive(Debug, Clone, Default)]
+struct StringList(Vec<String>);
+
+impl StringList {
+    fn from_text(text: &str) -> Self {
+        let text = text.trim();
+        let inner = text
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .unwrap_or(text);
+        StringList(
+            inner
+                .split(',')
+                .map(|s| s.trim().trim_matches(['"', '\'']).trim())
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
+    fn from_value(value: &Value) -> Self {
+        match value {
+            Value::Array(items) => StringList(items.iter().filter_map(scalar_text).collect()),
+            Value::String(s) => Self::from_text(s),
+            other => StringList(scalar_text(other).into_iter().collect()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StringList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(Self::from_value(&value))
+    }
+}
+
+/// `required_environment_variables` as names or as `{name, prompt, help, optional}`.
+#[derive(Debug, Clone, Default)]
+struct EnvList(Vec<EnvRequirement>);
+
+impl<'de> Deserialize<'de> for EnvList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let items = match value {
+            Value::Array(items) => items,
+            Value::Null => Vec::new(),
+            other => vec![other],
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                Value::String(s) => out.extend(StringList::from_text(&s).0.into_iter().map(
+                    |name| EnvRequirement {
+                        name,
+                        prompt: None,
+                        help: None,
+                        optional: false,
+                    },
+                )),
+                Value::Object(map) => {
+                    let field = |k: &str| map.get(k).and_then(scalar_text);
+                    if let Some(name) = field("name").filter(|n| !n.is_empty()) {
+                        out.push(EnvRequirement {
+                            name,
+                            prompt: field("prompt"),
+                            help: field("help"),
+                            optional: matches!(map.get("optional"), Some(Value::Bool(true)))
+                                || field("optional").is_some_and(|v| v == "yes" || v == "true"),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(EnvList(out))
+    }
+}
+
+/// First body line that is not blank and not a heading, used when a skill has
+/// no description.
+pub fn first_body_line(body: &str) -> Option<&str> {
+    body.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// A map of every top-level frontmatter key to its text, for diagnostics.
+pub fn top_level_keys(yaml: &str) -> BTreeMap<String, ()> {
+    yaml.lines()
+        .filter(|l| !l.starts_with([' ', '\t', '-', '#']))
+        .filter_map(|l| l.split_once(':').map(|(k, _)| (k.trim().to_owned(), ())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn parse(text: &str) -> ParsedSkillMd {
+        parse_skill_md(text).unwrap()
+    }
+
+    #[test]
+    fn reads_basic_fields_and_body_offset() {
+        let text = "---\nname: demo\ndescription: Use when testing\n---\n# Title\nBody\n";
+        let p = parse(text);
+        assert_eq!(p.frontmatter.name.as_deref(), Some("demo"));
+        assert_eq!(
+            p.frontmatter.description.as_deref(),
+            Some("Use when testing")
+        );
+        assert_eq!(&text[p.body_offset..], "# Title\nBody\n");
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn strips_one_bom_and_allows_trailing_blanks_on_fences() {
+        let p = parse("\u{feff}---  \nname: x\n---\t\nbody");
+        assert_eq!(p.frontmatter.name.as_deref(), Some("x"));
+        assert!(p.has_frontmatter);
+    }
+
+    #[test]
+    fn closing_fence_is_the_first_dash_line() {
+        let text = "---\nname: a\n---\nbody\n---\nmore\n";
+        let p = parse(text);
+        assert_eq!(&text[p.body_offset..], "body\n---\nmore\n");
+    }
+
+    #[test]
+    fn unclosed_fence_is_reported() {
+        assert_eq!(
+            parse_skill_md("---\nname: a\nbody"),
+            Err(FrontmatterProblem::Unclosed)
+        );
+    }
+
+    #[test]
+    fn no_frontmatter_is_a_warning_not_an_error() {
+        let p = parse("# Just a body\ntext\n");
+        assert!(!p.has_frontmatter);
+        assert_eq!(p.body_offset, 0);
+        assert_eq!(p.warnings.len(), 1);
+    }
+
+    #[test]
+    fn tags_accept_list_and_comma_string() {
+        assert_eq!(
+            parse("---\ntags: [a, b]\n---\n").frontmatter.tags,
+            vec!["a", "b"]
+        );
+        assert_eq!(
+            parse("---\ntags: \"a, b\"\n---\n").frontmatter.tags,
+            vec!["a", "b"]
+        );
+        assert_eq!(
+            parse("---\ntags:\n  - a\n  - b\n---\n").frontmatter.tags,
+            vec!["a", "b"]
+        );
+    }
+
+    #[test]
+    fn platforms_accept_list_or_string() {
+        assert_eq!(
+            parse("---\nplatforms: linux\n---\n").frontmatter.platforms,
+            vec!["linux"]
+        );
+        assert_eq!(
+            parse("---\nplatforms: [macos, linux]\n---\n")
+                .frontmatter
+                .platforms,
+            vec!["macos", "linux"]
+        );
+    }
+
+    #[test]
+    fn yaml_11_words_stay_strings() {
+        let p = parse(
+            "---\nname: no\ndescription: on\nversion: 1.10\nauthor: y\ntags: [yes, off]\n---\n",
+        );
+        assert_eq!(p.frontmatter.name.as_deref(), Some("no"));
+        assert_eq!(p.frontmatter.description.as_deref(), Some("on"));
+        assert_eq!(p.frontmatter.version.as_deref(), Some("1.10"));
+        assert_eq!(p.frontmatter.author.as_deref(), Some("y"));
+        assert_eq!(p.frontmatter.tags, vec!["yes", "off"]);
+    }
+
+    #[test]
+    fn metadata_knack_wins_over_hermes_and_top_level() {
+        let p = parse(
+            "---\ntags: [top]\nrequires_tools: [t0]\nmetadata:\n  hermes:\n    tags: [hermes]\n    related_skills: [r1]\n    fallback_for_toolsets: [web]\n  knack:\n    tags: [knack]\n---\n",
+        );
+        assert_eq!(p.frontmatter.tags, vec!["knack"]);
+        assert_eq!(p.frontmatter.related_skills, vec!["r1"]);
+        assert_eq!(p.frontmatter.conditions.fallback_for_toolsets, vec!["web"]);
+        assert_eq!(p.frontmatter.conditions.requires_tools, vec!["t0"]);
+    }
+
+    #[test]
+    fn broken_yaml_falls_back_to_key_value_lines() {
+        let p = parse(
+            "---\nname: broken\ndescription: has: colons: everywhere\ntags: [a, b\n---\nbody\n",
+        );
+        assert_eq!(p.frontmatter.name.as_deref(), Some("broken"));
+        assert_eq!(
+            p.frontmatter.description.as_deref(),
+            Some("has: colons: everywhere")
+        );
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert!(p.warnings[0].contains("not valid YAML"));
+    }
+
+    #[test]
+    fn env_requirements_accept_names_and_maps() {
+        let p = parse(
+            "---\nrequired_environment_variables:\n  - API_TOKEN\n  - name: REGION\n    prompt: Which region?\n    optional: true\n---\n",
+        );
+        let env = &p.frontmatter.required_environment_variables;
+        assert_eq!(env.len(), 2);
+        assert_eq!(env[0].name, "API_TOKEN");
+        assert!(!env[0].optional);
+        assert_eq!(env[1].name, "REGION");
+        assert_eq!(env[1].prompt.as_deref(), Some("Which region?"));
+        assert!(env[1].optional);
+    }
+
+    #[test]
+    fn first_body_line_skips_headings_and_blanks() {
+        assert_eq!(first_body_line("\n# H\n\n  text here\n"), Some("text here"));
+        assert_eq!(first_body_line("# only\n## headings\n"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parser_never_panics(text in "\\PC{0,400}") {
+            let _ = parse_skill_md(&text);
+        }
+
+        #[test]
+        fn parser_never_panics_on_fenced_noise(yaml in "[a-z:\\[\\]{}\"' ,\\n\\-#&*!|>]{0,300}") {
+            let _ = parse_skill_md(&format!("---\n{yaml}\n---\nbody"));
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Preprocessing of a SKILL.md on view and on injection: template variables
+//! (with the aliases other runtimes use), then inline shell when enabled.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Output kept from one inline shell snippet.
+pub const INLINE_SHELL_OUTPUT_CAP: usize = 4000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreprocessOptions {
+    pub template_vars: bool,
+    pub inline_shell: bool,
+    pub inline_shell_timeout: Duration,
+}
+
+impl PreprocessOptions {
+    pub fn from_config(skills: &knack_config::SkillsConfig) -> Self {
+        Self {
+            template_vars: skills.template_vars,
+            inline_shell: skills.inline_shell,
+            inline_shell_timeout: Duration::from_secs(skills.inline_shell_timeout),
+        }
+    }
+}
+
+/// Values for the template variables; a `None` leaves the token as written.
+#[derive(Debug, Clone, Default)]
+pub struct TemplateValues<'a> {
+    pub skill_dir: Option<&'a Path>,
+    pub session_id: Option<&'a str>,
+}
+
+pub fn preprocess(text: &str, values: &TemplateValues<'_>, options: &PreprocessOptions) -> String {
+    let text = if options.template_vars {
+        substitute_template_vars(text, values)
+    } else {
+        text.to_owned()
+    };
+    match (options.inline_shell, values.skill_dir) {
+        (true, Some(dir)) => expand_inline_shell(&text, dir, options.inline_shell_timeout),
+        _ => text,
+    }
+}
+
+pub fn substitute_template_vars(text: &str, values: &TemplateValues<'_>) -> String {
+    let dir = values.skill_dir.map(|d| d.to_string_lossy().into_owned());
+    let mut out = text.to_owned();
+    if let Some(dir) = &dir {
+        for token in [
+            "${KNACK_SKILL_DIR}",
+            "${HERMES_SKILL_DIR}",
+            "${CLAUDE_SKILL_DIR}",
+        ] {
+            out = out.replace(token, dir);
+        }
+    }
+    if let Some(id) = values.session_id {
+        for token in ["${KNACK_SESSION_ID}", "${HERMES_SESSION_ID}"] {
+            out = out.replace(token, id);
+        }
+    }
+    out
+}
+
+/// Runs each single-line `` !`cmd` `` snippet in document order and puts its
+/// output in place.
+pub fn expand_inline_shell(text: &str, dir: &Path, timeout: Duration) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("!`") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('`') else { break };
+        let command = &after[..end];
+        if command.contains('\n') || command.trim().is_empty() {
+            out.push_str(&rest[..start + 2]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..start]);
+        out.push_str(&run_snippet(command, dir, timeout));
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn run_snippet(command: &str, dir: &Path, timeout: Duration) -> String {
+    let child = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return format!("[inline shell failed to start: {e}]"),
+    };
+    let stdout = child.stdout.take().map(drain_in_background);
+    let stderr = child.stderr.take().map(drain_in_background);
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break None,
+        }
+    };
+    let collect = |h: Option<std::thread::JoinHandle<String>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    let Some(status) = status else {
+        return format!(
+            "[inline shell timed out after {}s: {command}]",
+            timeout.as_secs()
+        );
+    };
+    let output = if stdout.trim().is_empty() {
+        stderr
+    } else {
+        stdout
+    };
+    let output = cap_output(output.trim_end());
+    if status.success() {
+        output
+    } else {
+        let code = status
+            .code()
+            .map_or("a signal".to_owned(), |c| c.to_string());
+        format!("[inline shell failed with exit {code}: {output}]")
+    }
+}
+
+fn drain_in_background<R: Read + Send + 'static>(mut reader: R) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = reader.by_ref().take(1024 * 1024).read_to_end(&mut buf);
+        // Keep draining so a chatty command never blocks on a full pipe.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
+fn cap_output(text: &str) -> String {
+    match text.char_indices().nth(INLINE_SHELL_OUTPUT_CAP) {
+        Some((at, _)) => format!("{}...[truncated]", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(shell: bool) -> PreprocessOptions {
+        PreprocessOptions {
+            template_vars: true,
+            inline_shell: shell,
+            inline_shell_timeout: Duration::from_secs(2),
+        }
+    }
+
+    #[test]
+    fn template_vars_and_aliases() {
+        let v = TemplateValues {
+            skill_dir: Some(Path::new("/s/x")),
+            session_id: Some("abc"),
+        };
+        let out = substitute_template_vars(
+            "${KNACK_SKILL_DIR} ${HERMES_SKILL_DIR} ${CLAUDE_SKILL_DIR} ${KNACK_SESSION_ID} ${HERMES_SESSION_ID} ${OTHER}",
+            &v,
+        );
+        assert_eq!(out, "/s/x /s/x /s/x abc abc ${OTHER}");
+    }
+
+    #[test]
+    fn unresolved_tokens_stay() {
+        let v = TemplateValues::default();
+        assert_eq!(
+            substitute_template_vars("${KNACK_SESSION_ID}", &v),
+            "${KNACK_SESSION_ID}"
+        );
+    }
+
+    #[test]
+    fn inline_shell_is_off_by_default_in_config() {
+        let o = PreprocessOptions::from_config(&knack_config::SkillsConfig::default());
+        assert!(!o.inline_shell);
+        let dir = tempfile::tempdir().unwrap();
+        let v = TemplateValues {
+            skill_dir: Some(dir.path()),
+            session_id: None,
+        };
+        assert_eq!(preprocess("a !`echo hi` b", &v, &o), "a !`echo hi` b");
+    }
+
+    #[test]
+    fn inline_shell_runs_in_order_in_the_skill_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), "content").unwrap();
+        let v = TemplateValues {
+            skill_dir: Some(dir.path()),
+            session_id: None,
+        };
+        let out = preprocess("1 !`cat f.txt` 2 !`echo two` 3", &v, &opts(true));
+        assert_eq!(out, "1 content 2 two 3");
+    }
+
+    #[test]
+    fn inline_shell_failures_timeouts_stderr_and_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = TemplateValues {
+            skill_dir: Some(dir.path()),
+            session_id: None,
+        };
+        let failed = preprocess("!`exit 3`", &v, &opts(true));
+        assert!(
+            failed.starts_with("[inline shell failed with exit 3"),
+            "{failed}"
+        );
+        let err = preprocess("!`echo oops >&2`", &v, &opts(true));
+        assert_eq!(err, "oops");
+        let mut o = opts(true);
+        o.inline_shell_timeout = Duration::from_millis(200);
+        let slow = preprocess("!`sleep 5`", &v, &o);
+        assert!(slow.starts_with("[inline shell timed out"), "{slow}");
+        let big = preprocess("!`head -c 5000 /dev/zero | tr '\\0' x`", &v, &opts(true));
+        assert!(big.ends_with("...[truncated]"));
+        assert_eq!(big.len(), INLINE_SHELL_OUTPUT_CAP + "...[truncated]".len());
+    }
+
+    #[test]
+    fn templates_run_before_shell() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = TemplateValues {
+            skill_dir: Some(dir.path()),
+            session_id: None,
+        };
+        let out = preprocess("!`basename ${KNACK_SKILL_DIR}`", &v, &opts(true));
+        assert_eq!(out, dir.path().file_name().unwrap().to_string_lossy());
+    }
+}

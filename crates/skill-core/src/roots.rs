@@ -1,0 +1,279 @@
+//! Which folders discovery walks, in precedence order: project (trusted repos
+//! only), user, external, plugin. Roots are resolved here and nowhere else.
+
+use std::path::{Path, PathBuf};
+
+use knack_config::{Config, KnackHome};
+
+use crate::skill::Scope;
+
+/// One folder discovery walks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillRoot {
+    pub path: PathBuf,
+    pub scope: Scope,
+}
+
+/// Everything discovery needs, resolved from config and environment once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryOptions {
+    pub roots: Vec<SkillRoot>,
+    pub max_depth: usize,
+    pub max_dirs: usize,
+    pub disabled: Vec<String>,
+    /// The platform skills are matched against (`linux`, `macos`, `windows`).
+    pub platform: String,
+    /// Notices found while resolving roots (missing external dirs, untrusted repos).
+    pub notices: Vec<String>,
+}
+
+impl DiscoveryOptions {
+    /// Only the given roots, with default limits; useful for tests and tools.
+    pub fn with_roots(roots: Vec<SkillRoot>) -> Self {
+        let defaults = knack_config::SkillsConfig::default();
+        Self {
+            roots,
+            max_depth: defaults.scan_max_depth,
+            max_dirs: defaults.scan_max_dirs,
+            disabled: Vec::new(),
+            platform: current_platform().to_owned(),
+            notices: Vec::new(),
+        }
+    }
+
+    /// Roots for a session running in `cwd` with this home and config.
+    pub fn resolve(home: &KnackHome, config: &Config, cwd: &Path) -> Self {
+        let skills = &config.skills;
+        let mut roots = Vec::new();
+        let mut notices = Vec::new();
+
+        if skills.project_discovery
+            && let Some(repo) = find_git_root(cwd)
+        {
+            let candidates = project_skill_dirs(&repo, cwd);
+            let present: Vec<PathBuf> = candidates.into_iter().filter(|p| p.is_dir()).collect();
+            if !present.is_empty() {
+                if is_trusted(&repo, &skills.trusted_projects) {
+                    roots.extend(present.into_iter().map(|path| SkillRoot {
+                        path,
+                        scope: Scope::Project,
+                    }));
+                } else {
+                    notices.push(format!(
+                        "project skills in {} are ignored because this repository is not trusted; run `knack skills trust` there to use them",
+                        repo.display()
+                    ));
+                }
+            }
+        }
+
+        let user_root = home.skills_dir();
+        roots.push(SkillRoot {
+            path: user_root.clone(),
+            scope: Scope::User,
+        });
+
+        for entry in &skills.external_dirs {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let path = expand_path(entry, home.root());
+            if path == user_root || roots.iter().any(|r| r.path == path) {
+                continue;
+            }
+            if !path.is_dir() {
+                notices.push(format!(
+                    "external skills dir '{entry}' ({}) does not exist; remove it from skills.external_dirs or create it",
+                    path.display()
+                ));
+                continue;
+            }
+            roots.push(SkillRoot {
+                path,
+                scope: Scope::External,
+            });
+        }
+
+        for (namespace, dir) in &skills.plugins {
+            if Scope::RESERVED_NAMESPACES.contains(&namespace.as_str())
+                || namespace.is_empty()
+                || !namespace
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                notices.push(format!(
+                    "plugin namespace '{namespace}' is not allowed (reserved or not [a-zA-Z0-9_-]); rename it in skills.plugins"
+                ));
+                continue;
+            }
+            let path = expand_path(dir, home.root());
+            if !path.is_dir() {
+                notices.push(format!(
+                    "plugin '{namespace}' skills dir {} does not exist",
+                    path.display()
+                ));
+                continue;
+            }
+            roots.push(SkillRoot {
+                path,
+                scope: Scope::Plugin(namespace.clone()),
+            });
+        }
+
+        Self {
+            roots,
+            max_depth: skills.scan_max_depth,
+            max_dirs: skills.scan_max_dirs,
+            disabled: skills.disabled.clone(),
+            platform: current_platform().to_owned(),
+            notices,
+        }
+    }
+}
+
+pub fn current_platform() -> &'static str {
+    match std::env::consts::OS {
+        "macos" => "macos",
+        "windows" => "windows",
+        other => other,
+    }
+}
+
+/// Whether a `platforms` list admits `platform`. Empty means every platform.
+pub fn platform_matches(platforms: &[String], platform: &str) -> bool {
+    if platforms.is_empty() {
+        return true;
+    }
+    platforms.iter().any(|entry| {
+        let entry = entry.trim().to_lowercase();
+        let mapped = match entry.as_str() {
+            "darwin" | "osx" | "mac" => "macos",
+            "win32" | "win" | "win64" => "windows",
+            other => other,
+        };
+        !mapped.is_empty() && (platform.starts_with(mapped) || mapped.starts_with(platform))
+    })
+}
+
+/// The nearest ancestor of `start` (inclusive) holding `.git` (dir or file).
+pub fn find_git_root(start: &Path) -> Option<PathBuf> {
+    let home = etcetera_home();
+    start
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        // A dotfiles repository at $HOME is not a project.
+        .filter(|dir| home.as_deref() != Some(*dir))
+        .map(Path::to_path_buf)
+}
+
+fn etcetera_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// `.knack/skills` and `.agents/skills` in the repo root and every directory
+/// from there down to `cwd`, root first.
+pub fn project_skill_dirs(repo: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<&Path> = cwd
+        .ancestors()
+        .take_while(|d| d.starts_with(repo))
+        .collect();
+    dirs.reverse();
+    if dirs.is_empty() {
+        dirs.push(repo);
+    }
+    dirs.iter()
+        .flat_map(|d| [d.join(".knack/skills"), d.join(".agents/skills")])
+        .collect()
+}
+
+/// A repository is trusted when its root (canonicalised) is listed.
+pub fn is_trusted(repo: &Path, trusted: &[String]) -> bool {
+    let canonical = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
+    trusted.iter().any(|t| {
+        let t = PathBuf::from(t);
+        t == repo || t.canonicalize().map(|c| c == canonical).unwrap_or(false)
+    })
+}
+
+/// Expands `~` and `$VAR`/`${VAR}`, resolving relative paths against `base`.
+pub fn expand_path(raw: &str, base: &Path) -> PathBuf {
+    let mut text = String::new();
+    let mut rest = raw;
+    if let Some(after) = rest.strip_prefix('~')
+        && (after.is_empty() || after.starts_with('/'))
+    {
+        if let Some(home) = etcetera_home() {
+            text.push_str(&home.to_string_lossy());
+            rest = after;
+        }
+    }
+    let mut chars = rest.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '$' {
+            text.push(c);
+            continue;
+        }
+        let tail = &rest[i + 1..];
+        let (name, consumed) = if let Some(inner) = tail.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => (&inner[..end], end + 2),
+                None => ("", 0),
+            }
+        } else {
+            let end = tail
+                .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .unwrap_or(tail.len());
+            (&tail[..end], end)
+        };
+        match std::env::var(name) {
+            Ok(value) if !name.is_empty() => {
+                text.push_str(&value);
+                for _ in 0..consumed {
+                    chars.next();
+                }
+            }
+            _ => text.push(c),
+        }
+    }
+    let path = PathBuf::from(text);
+    if path.is_absolute() {
+        path
+    } else {
+        base.join(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_matching() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(platform_matches(&[], "linux"));
+        assert!(platform_matches(&l(&["linux"]), "linux"));
+        assert!(platform_matches(&l(&["MacOS", "linux"]), "linux"));
+        assert!(platform_matches(&l(&["darwin"]), "macos"));
+        assert!(!platform_matches(&l(&["darwin"]), "linux"));
+        assert!(!platform_matches(&l(&["windows"]), "linux"));
+        assert!(!platform_matches(&l(&["freebsd"]), "linux"));
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_base() {
+        assert_eq!(
+            expand_path("skills2", Path::new("/h")),
+            PathBuf::from("/h/skills2")
+        );
+        assert_eq!(expand_path("/abs", Path::new("/h")), PathBuf::from("/abs"));
+    }
+
+    #[test]
+    fn project_dirs_run_from_repo_root_to_cwd() {
+        let dirs = project_skill_dirs(Path::new("/r"), Path::new("/r/a/b"));
+        assert_eq!(dirs.len(), 6);
+        assert_eq!(dirs[0], PathBuf::from("/r/.knack/skills"));
+        assert_eq!(dirs[5], PathBuf::from("/r/a/b/.agents/skills"));
+    }
+}

@@ -1,0 +1,462 @@
+//! Write-side rules for SKILL.md and support files. Reading is lenient; writing
+//! is strict, so what the agent or a person writes is always readable everywhere.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::frontmatter::{self, FrontmatterProblem};
+use crate::skill::SUPPORT_DIRS;
+
+pub const MAX_NAME_LEN: usize = 64;
+pub const MAX_DESCRIPTION_LEN: usize = 1024;
+/// A new skill's description must fit the index line unchanged.
+pub const INDEX_DESCRIPTION_BUDGET: usize = 60;
+pub const MAX_SKILL_MD_CHARS: usize = 100_000;
+pub const MAX_SUPPORT_FILE_BYTES: usize = 1024 * 1024;
+
+static NAME_RE: LazyLock<Result<Regex, regex::Error>> =
+    LazyLock::new(|| Regex::new(r"^[a-z0-9][a-z0-9._-]*$"));
+
+/// One broken write rule, as a sentence that names the rule and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleViolation {
+    pub rule: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for RuleViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn violation(rule: &'static str, message: impl Into<String>) -> RuleViolation {
+    RuleViolation {
+        rule,
+        message: message.into(),
+    }
+}
+
+pub fn validate_name(name: &str) -> Result<(), RuleViolation> {
+    if name.is_empty() {
+        return Err(violation("name", "the skill name is empty"));
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(violation(
+            "name",
+            format!("the skill name '{name}' is longer than {MAX_NAME_LEN} characters"),
+        ));
+    }
+    let matches = match &*NAME_RE {
+        Ok(re) => re.is_match(name),
+        Err(_) => false,
+    };
+    if !matches || name.contains("..") {
+        return Err(violation(
+            "name",
+            format!(
+                "the skill name '{name}' is not allowed: use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit (for example 'deploy-k8s')"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A category is a `/`-separated path of segments that each follow the name rule.
+pub fn validate_category(category: &str) -> Result<(), RuleViolation> {
+    for segment in category.split('/') {
+        validate_name(segment).map_err(|_| {
+            violation(
+                "category",
+                format!(
+                    "the category '{category}' is not allowed: each '/'-separated part must use lowercase letters, digits, '.', '_' and '-'"
+                ),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// What a new or edited SKILL.md must satisfy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillMdCheck {
+    /// A skill being created: its description must fit the index budget.
+    New,
+    /// An existing skill being edited or patched.
+    Existing,
+}
+
+/// The checked parts of a valid SKILL.md.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidSkillMd {
+    pub name: String,
+    pub description: String,
+    pub warnings: Vec<String>,
+}
+
+pub fn validate_skill_md(text: &str, check: SkillMdCheck) -> Result<ValidSkillMd, RuleViolation> {
+    let chars = text.chars().count();
+    if chars > MAX_SKILL_MD_CHARS {
+        return Err(violation(
+            "size",
+            format!(
+                "SKILL.md has {chars} characters; the limit is {MAX_SKILL_MD_CHARS}. Move detail into references/ files"
+            ),
+        ));
+    }
+    let stripped = frontmatter::strip_bom(text);
+    let parsed = match frontmatter::parse_skill_md(stripped) {
+        Ok(p) => p,
+        Err(FrontmatterProblem::Unclosed) => {
+            return Err(violation(
+                "frontmatter",
+                "the frontmatter has no closing '---' line",
+            ));
+        }
+    };
+    if !parsed.has_frontmatter {
+        return Err(violation(
+            "frontmatter",
+            "SKILL.md must start with YAML frontmatter between '---' lines (name and description)",
+        ));
+    }
+    if let Some(w) = parsed
+        .warnings
+        .iter()
+        .find(|w| w.contains("not valid YAML"))
+    {
+        return Err(violation("frontmatter", format!("the {w}")));
+    }
+    let fm = parsed.frontmatter;
+    let name = fm
+        .name
+        .ok_or_else(|| violation("name", "the frontmatter has no 'name'"))?;
+    validate_name(&name)?;
+    let description = fm
+        .description
+        .ok_or_else(|| violation("description", "the frontmatter has no 'description'"))?;
+    let desc_len = description.chars().count();
+    if desc_len > MAX_DESCRIPTION_LEN {
+        return Err(violation(
+            "description",
+            format!(
+                "the description has {desc_len} characters; the limit is {MAX_DESCRIPTION_LEN}"
+            ),
+        ));
+    }
+    let mut warnings = Vec::new();
+    if desc_len > INDEX_DESCRIPTION_BUDGET {
+        let message = format!(
+            "the description has {desc_len} characters; the skills index shows {INDEX_DESCRIPTION_BUDGET}. Start with 'Use when' and keep it short"
+        );
+        match check {
+            SkillMdCheck::New => return Err(violation("description", message)),
+            SkillMdCheck::Existing => warnings.push(message),
+        }
+    }
+    if stripped[parsed.body_offset..].trim().is_empty() {
+        return Err(violation(
+            "body",
+            "the body after the frontmatter is empty; describe when to use the skill and the procedure",
+        ));
+    }
+    Ok(ValidSkillMd {
+        name,
+        description,
+        warnings,
+    })
+}
+
+/// A support-file path relative to the skill: inside one of the four support
+/// folders, no `..`, not absolute, no odd characters.
+pub fn validate_support_path(path: &str) -> Result<(), RuleViolation> {
+    let bad = |why: &str| {
+        Err(violation(
+            "file_path",
+            format!(
+                "the file path '{}' is not allowed: {why}",
+                path.escape_debug()
+            ),
+        ))
+    };
+    if path.is_empty() {
+        return bad("it is empty");
+    }
+    if path.contains('\0') {
+        return bad("it contains a NUL byte");
+    }
+    if path.contains('\\') {
+        return bad("use '/' as the separator");
+    }
+    if path.starts_with('/') || path.starts_with('~') || path.as_bytes().get(1) == Some(&b':') {
+        return bad("it must be relative to the skill folder");
+    }
+    if path.contains('%') {
+        return bad("percent-encoded paths are not accepted");
+    }
+    if path
+        .chars()
+        .any(|c| c.is_control() || is_lookalike_separator(c))
+    {
+        return bad("it contains control or look-alike characters");
+    }
+    let segments: Vec<&str> = path.split('/').collect();
+    if segments
+        .iter()
+        .any(|s| s.is_empty() || *s == "." || *s == "..")
+    {
+        return bad("it must not contain empty, '.' or '..' parts");
+    }
+    if segments.len() < 2 || !SUPPORT_DIRS.contains(&segments[0]) {
+        return bad("support files live under references/, templates/, scripts/ or assets/");
+    }
+    Ok(())
+}
+
+/// Characters that render like '/', '.' or '\' and could fool a reader.
+fn is_lookalike_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2215}'
+            | '\u{2044}'
+            | '\u{ff0f}'
+            | '\u{29f8}'
+            | '\u{2024}'
+            | '\u{ff0e}'
+            | '\u{fe52}'
+            | '\u{ff3c}'
+            | '\u{2216}'
+    )
+}
+
+pub fn validate_support_size(bytes: usize) -> Result<(), RuleViolation> {
+    if bytes > MAX_SUPPORT_FILE_BYTES {
+        return Err(violation(
+            "size",
+            format!(
+                "the file has {bytes} bytes; support files are limited to {MAX_SUPPORT_FILE_BYTES} bytes (1 MiB)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn md(name: &str, desc: &str, body: &str) -> String {
+        format!("---\nname: {name}\ndescription: {desc}\n---\n{body}")
+    }
+
+    #[test]
+    fn name_rule() {
+        for ok in ["a", "deploy-k8s", "x.y_z", "0day", &"a".repeat(64)] {
+            assert!(validate_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "Deploy",
+            "-a",
+            ".a",
+            "a b",
+            "a/b",
+            "a..b",
+            "ä",
+            &"a".repeat(65),
+        ] {
+            assert!(validate_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn new_skill_description_must_fit_the_index() {
+        let long = "Use when ".to_owned() + &"x".repeat(60);
+        let err = validate_skill_md(&md("a", &long, "body"), SkillMdCheck::New).unwrap_err();
+        assert_eq!(err.rule, "description");
+        let ok = validate_skill_md(&md("a", &long, "body"), SkillMdCheck::Existing).unwrap();
+        assert_eq!(ok.warnings.len(), 1);
+    }
+
+    #[test]
+    fn description_over_1024_is_refused_even_when_editing() {
+        let err = validate_skill_md(&md("a", &"x".repeat(1025), "b"), SkillMdCheck::Existing)
+            .unwrap_err();
+        assert_eq!(err.rule, "description");
+    }
+
+    #[test]
+    fn body_required_and_size_capped() {
+        assert_eq!(
+            validate_skill_md(&md("a", "d", "  \n"), SkillMdCheck::New)
+                .unwrap_err()
+                .rule,
+            "body"
+        );
+        let huge = md("a", "d", &"x".repeat(MAX_SKILL_MD_CHARS));
+        assert_eq!(
+            validate_skill_md(&huge, SkillMdCheck::New)
+                .unwrap_err()
+                .rule,
+            "size"
+        );
+    }
+
+    #[test]
+    fn missing_fields_and_fences() {
+        assert_eq!(
+            validate_skill_md("no fm", SkillMdCheck::New)
+                .unwrap_err()
+                .rule,
+            "frontmatter"
+        );
+        assert_eq!(
+            validate_skill_md("---\nname: a\n", SkillMdCheck::New)
+                .unwrap_err()
+                .rule,
+            "frontmatter"
+        );
+        assert_eq!(
+            validate_skill_md("---\ndescription: d\n---\nb", SkillMdCheck::New)
+                .unwrap_err()
+                .rule,
+            "name"
+        );
+        assert_eq!(
+            validate_skill_md("---\nname: a\n---\nb", SkillMdCheck::New)
+                .unwrap_err()
+                .rule,
+            "description"
+        );
+        assert_eq!(
+            validate_skill_md(&md("Bad Name", "d", "b"), SkillMdCheck::New)
+                .unwrap_err()
+                .rule,
+            "name"
+        );
+    }
+
+    #[test]
+    fn support_paths() {
+        for ok in ["references/api.md", "scripts/run.sh", "assets/img/logo.png"] {
+            assert!(validate_support_path(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "SKILL.md",
+            "notes.md",
+            "../x",
+            "references/../../x",
+            "/etc/passwd",
+            "~/x",
+            "references\\x",
+            "references/%2e%2e/x",
+            "references//x",
+            "references/./x",
+            "references/a\0b",
+            "C:/x",
+            "references\u{2215}..\u{2215}x",
+            "other/x",
+        ] {
+            assert!(validate_support_path(bad).is_err(), "{bad:?}");
+        }
+    }
+}
+
+/// The outcome of checking one skill folder against the write rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DirValidation {
+    pub errors: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl DirValidation {
+    pub fn is_valid(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+/// Checks a skill folder as a writer would be held to it: SKILL.md rules, the
+/// name matching the folder, support files in support folders and within size.
+pub fn validate_skill_dir(dir: &std::path::Path) -> DirValidation {
+    let mut report = DirValidation::default();
+    let skill_md = dir.join("SKILL.md");
+    let text = match std::fs::read(&skill_md) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                report.errors.push("SKILL.md is not valid UTF-8".into());
+                return report;
+            }
+        },
+        Err(e) => {
+            report
+                .errors
+                .push(format!("cannot read {}: {e}", skill_md.display()));
+            return report;
+        }
+    };
+    match validate_skill_md(&text, SkillMdCheck::Existing) {
+        Ok(valid) => {
+            report.warnings.extend(valid.warnings);
+            let dirname = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if valid.name != dirname {
+                report.warnings.push(format!(
+                    "the name '{}' differs from its folder '{dirname}'; rename one so they match",
+                    valid.name
+                ));
+            }
+        }
+        Err(v) => report.errors.push(v.message),
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return report;
+    };
+    let mut names: Vec<(String, bool)> = entries
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.path().is_dir(),
+            )
+        })
+        .collect();
+    names.sort();
+    for (name, is_dir) in names {
+        if name == "SKILL.md" || name.starts_with('.') {
+            continue;
+        }
+        if is_dir && SUPPORT_DIRS.contains(&name.as_str()) {
+            check_support_sizes(&dir.join(&name), &name, &mut report);
+        } else if !is_dir {
+            report.warnings.push(format!(
+                "'{name}' is outside the support folders (references/, templates/, scripts/, assets/)"
+            ));
+        }
+    }
+    report
+}
+
+fn check_support_sizes(dir: &std::path::Path, rel: &str, report: &mut DirValidation) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        let rel = format!("{rel}/{name}");
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => check_support_sizes(&path, &rel, report),
+            Ok(m) => {
+                if let Err(v) = validate_support_size(m.len() as usize) {
+                    report.errors.push(format!("{rel}: {}", v.message));
+                }
+            }
+            Err(e) => report.errors.push(format!("{rel}: {e}")),
+        }
+    }
+}
