@@ -27,7 +27,8 @@ const HEAD_BYTES: usize = 64 * 1024;
 const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The modification times discovery depended on; equal stamps mean an equal result.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Serializable so the disk snapshot (`snapshot.rs`) can validate itself with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fingerprint {
     pub stamps: Vec<(PathBuf, Option<SystemTime>, u64)>,
 }
@@ -248,8 +249,11 @@ fn walk_root(
                 }
             }
         } else if !rel.is_empty() && entries.iter().any(|(n, _)| n == "DESCRIPTION.md") {
-            out.categories
-                .push((root_index, rel.join("/"), dir.join("DESCRIPTION.md")));
+            let description = dir.join("DESCRIPTION.md");
+            // Its text reaches the index, so an edit must invalidate caches too.
+            out.fingerprint
+                .record(&description, fs::metadata(&description).ok().as_ref());
+            out.categories.push((root_index, rel.join("/"), description));
         }
 
         for (name, is_link) in &entries {
@@ -308,15 +312,33 @@ fn walk_root(
     truncated
 }
 
-/// A SKILL.md in a folder the walk did not read is reported, not silently lost.
+/// SKILL.md files in a folder the walk did not read are reported, not silently
+/// lost. The look is bounded so a huge unwalked tree stays cheap.
 fn report_unwalked(dir: &Path, out: &mut WalkOutput, why: &str) {
-    let skill_md = dir.join("SKILL.md");
-    if skill_md.exists() {
-        out.entries.push(DoctorEntry::new(
-            &skill_md,
-            EntryStatus::Truncated,
-            format!("not loaded: {why}"),
-        ));
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    let mut reported = 0usize;
+    while let Some((dir, depth)) = stack.pop() {
+        let skill_md = dir.join("SKILL.md");
+        if skill_md.is_file() {
+            out.entries.push(DoctorEntry::new(
+                &skill_md,
+                EntryStatus::Truncated,
+                format!("not loaded: {why}"),
+            ));
+            reported += 1;
+        }
+        if depth >= 4 || reported >= 200 {
+            continue;
+        }
+        let Ok(entries) = read_dir_sorted(&dir) else {
+            continue;
+        };
+        for (name, _) in entries.into_iter().rev() {
+            let path = dir.join(&name);
+            if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_str()) && path.is_dir() {
+                stack.push((path, depth + 1));
+            }
+        }
     }
 }
 

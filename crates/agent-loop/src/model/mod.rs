@@ -1,0 +1,60 @@
+//! Talking to the model: the `ModelClient` seam and its OpenAI-compatible implementation.
+//! Streams one reply, reports deltas and retries as they happen, returns the whole completion.
+
+mod chat_completions;
+mod chunk;
+mod retry;
+mod sse;
+mod types;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use chat_completions::{ChatCompletionsClient, ClientSettings, ModelTimeouts};
+pub use retry::RetryPolicy;
+pub use types::{
+    ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, RequestPurpose, Role,
+    ToolCall, Usage, freeze_tools,
+};
+
+use crate::error::Result;
+
+/// Something that happened while one model request was in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamUpdate {
+    /// A piece of the assistant's text.
+    TextDelta(String),
+    /// A piece of the model's reasoning, from servers that stream it separately.
+    ReasoningDelta(String),
+    /// The model started a tool call (its arguments are still streaming).
+    ToolCallStarted { id: String, name: String },
+    /// Everything reported since the request began is void: the attempt failed
+    /// part-way and the whole request is being sent again.
+    Reset,
+    /// The request failed in a retryable way; it is sent again after `delay_ms`.
+    Retry {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+}
+
+/// The callback that receives [`StreamUpdate`]s in order.
+pub type UpdateSink<'a> = &'a mut (dyn FnMut(StreamUpdate) + Send);
+
+/// A boxed future, so the trait stays object-safe (`Arc<dyn ModelClient>`).
+pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<Completion>> + Send + 'a>>;
+
+/// The one seam between the agent loop and a model server; tests and other
+/// providers plug in here.
+pub trait ModelClient: Send + Sync {
+    /// Sends `request`, streaming updates into `on_update`, retrying as the
+    /// client's policy allows, and returns the finished completion.
+    ///
+    /// Dropping the future cancels the request.
+    fn stream_chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_update: UpdateSink<'a>,
+    ) -> ModelFuture<'a>;
+}

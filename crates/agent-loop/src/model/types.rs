@@ -1,0 +1,211 @@
+//! The conversation as the model sees it: messages, tool calls, one request, one completion.
+//! These serialize to the OpenAI Chat Completions shapes and are also what the session stores.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::Result;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCall>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::text(Role::System, content)
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::text(Role::User, content)
+    }
+
+    /// An assistant message as the model produced it; empty text and an empty
+    /// call list are left out, as servers expect.
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        let content = content.into();
+        Self {
+            role: Role::Assistant,
+            content: (!content.is_empty() || tool_calls.is_empty()).then_some(content),
+            tool_calls: (!tool_calls.is_empty()).then_some(tool_calls),
+            tool_call_id: None,
+        }
+    }
+
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Tool,
+            content: Some(content.into()),
+            tool_calls: None,
+            tool_call_id: Some(call_id.into()),
+        }
+    }
+
+    fn text(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: Some(content.into()),
+            tool_calls: None,
+            tool_call_id: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    /// Always `"function"` in Chat Completions.
+    #[serde(rename = "type")]
+    pub r#type: String,
+    pub function: FunctionCall,
+}
+
+impl ToolCall {
+    pub fn function(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            r#type: "function".into(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// The arguments exactly as the model wrote them (usually a JSON object).
+    pub arguments: String,
+}
+
+/// Why a request is made; sent as `X-Knack-Purpose`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestPurpose {
+    Turn,
+    Review,
+}
+
+impl RequestPurpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Turn => "turn",
+            Self::Review => "review",
+        }
+    }
+}
+
+/// Tool specs serialized once per session: every request carries these exact
+/// bytes, which keeps the server's prompt cache warm.
+pub type FrozenTools = Arc<RawValue>;
+
+/// Serializes tool specs once; `None` when there are none, so requests omit `tools`.
+pub fn freeze_tools<T: Serialize>(specs: &[T]) -> Result<Option<FrozenTools>> {
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let raw = serde_json::value::to_raw_value(specs)?;
+    Ok(Some(Arc::from(raw)))
+}
+
+/// Everything one model request needs.
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Option<FrozenTools>,
+    pub purpose: RequestPurpose,
+    pub session_id: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Prompt tokens the server served from its cache, when it says.
+    pub cached_tokens: Option<u64>,
+}
+
+/// One finished model reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Completion {
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+}
+
+impl Completion {
+    /// The reply as the assistant message to append to the conversation.
+    pub fn to_message(&self) -> ChatMessage {
+        ChatMessage::assistant(self.content.clone(), self.tool_calls.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn messages_serialize_without_absent_fields() {
+        let cases = [
+            (
+                ChatMessage::system("sys"),
+                json!({"role": "system", "content": "sys"}),
+            ),
+            (
+                ChatMessage::assistant("", vec![ToolCall::function("c1", "skills_list", "{}")]),
+                json!({"role": "assistant", "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "skills_list", "arguments": "{}"}}
+                ]}),
+            ),
+            (
+                ChatMessage::assistant("", vec![]),
+                json!({"role": "assistant", "content": ""}),
+            ),
+            (
+                ChatMessage::tool_result("c1", "{\"success\":true}"),
+                json!({"role": "tool", "content": "{\"success\":true}", "tool_call_id": "c1"}),
+            ),
+        ];
+        for (message, expected) in cases {
+            let value = serde_json::to_value(&message).unwrap();
+            assert_eq!(value, expected);
+            let back: ChatMessage = serde_json::from_value(value).unwrap();
+            assert_eq!(back, message);
+        }
+    }
+
+    #[test]
+    fn frozen_tools_keep_their_bytes_and_vanish_when_empty() {
+        let specs = vec![json!({"type": "function", "function": {"name": "b", "parameters": {}}})];
+        let frozen = freeze_tools(&specs).unwrap().unwrap();
+        assert_eq!(frozen.get(), serde_json::to_string(&specs).unwrap());
+        assert!(freeze_tools::<serde_json::Value>(&[]).unwrap().is_none());
+    }
+}

@@ -1,0 +1,90 @@
+//! Shared setup: a fast-retrying client pointed at the scripted mock server.
+
+mod model_errors;
+mod model_retries;
+mod model_streaming;
+mod model_wire;
+
+use std::time::Duration;
+
+use agent_loop::Result;
+use agent_loop::model::{
+    ChatCompletionsClient, ChatMessage, ChatRequest, ClientSettings, Completion, ModelClient,
+    ModelTimeouts, RequestPurpose, RetryPolicy, StreamUpdate,
+};
+
+pub fn settings(base_url: &str, max_retries: u32) -> ClientSettings {
+    ClientSettings {
+        base_url: base_url.to_owned(),
+        api_key: None,
+        timeouts: ModelTimeouts {
+            connect: Duration::from_secs(2),
+            first_byte: Duration::from_secs(5),
+            idle: Duration::from_secs(5),
+        },
+        retry: RetryPolicy {
+            max_retries,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(40),
+            max_retry_after: Duration::from_secs(5),
+        },
+    }
+}
+
+pub fn client(base_url: &str, max_retries: u32) -> ChatCompletionsClient {
+    ChatCompletionsClient::new(settings(base_url, max_retries)).unwrap()
+}
+
+pub fn request() -> ChatRequest {
+    ChatRequest {
+        model: "mock-model".into(),
+        messages: vec![
+            ChatMessage::system("You are a test."),
+            ChatMessage::user("hello"),
+        ],
+        tools: None,
+        purpose: RequestPurpose::Turn,
+        session_id: "session-1".into(),
+    }
+}
+
+/// Runs one request and collects every update it reported.
+pub async fn run(
+    client: &dyn ModelClient,
+    request: &ChatRequest,
+) -> (Result<Completion>, Vec<StreamUpdate>) {
+    let mut updates = Vec::new();
+    let result = client
+        .stream_chat(request, &mut |update| updates.push(update))
+        .await;
+    (result, updates)
+}
+
+/// The text a consumer would show: deltas, forgetting everything before a reset.
+pub fn visible_text(updates: &[StreamUpdate]) -> String {
+    let mut text = String::new();
+    for update in updates {
+        match update {
+            StreamUpdate::TextDelta(piece) => text.push_str(piece),
+            StreamUpdate::Reset => text.clear(),
+            StreamUpdate::ReasoningDelta(_)
+            | StreamUpdate::ToolCallStarted { .. }
+            | StreamUpdate::Retry { .. } => {}
+        }
+    }
+    text
+}
+
+pub fn retries(updates: &[StreamUpdate]) -> Vec<(u32, u64, String)> {
+    updates
+        .iter()
+        .filter_map(|update| match update {
+            StreamUpdate::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => Some((*attempt, *delay_ms, reason.clone())),
+            _ => None,
+        })
+        .collect()
+}

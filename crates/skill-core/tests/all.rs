@@ -1,0 +1,3 @@
+//! skill-core's integration tests, one binary (one link step) for all of them.
+
+mod suite;

@@ -1,0 +1,3 @@
+mod discovery;
+mod fixture;
+mod view;

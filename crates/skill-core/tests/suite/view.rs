@@ -1,0 +1,159 @@
+//! `skills_list` and `skill_view` JSON on fixture trees, including file
+//! serving with traversal and link escapes refused.
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use skill_core::{DiscoveryOptions, PreprocessOptions, Scope, ViewContext, skill_view, skills_list};
+
+use super::fixture::{Tree, discover_roots, root};
+
+fn view(set: &skill_core::SkillSet, name: &str, file: Option<&str>) -> Value {
+    let env = knack_config::parse_env_file("FROM_DOTENV=1\n");
+    let ctx = ViewContext {
+        preprocess: PreprocessOptions::from_config(&knack_config::SkillsConfig::default()),
+        session_id: Some("sess-1"),
+        env: &env,
+    };
+    skill_view(set, name, file, &ctx)
+}
+
+fn fixture() -> (Tree, skill_core::SkillSet) {
+    let t = Tree::new();
+    t.file(
+        "devops/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Use when deploying\ntags: [k8s, ops]\nrelated_skills: \"rollback, logs\"\nrequired_environment_variables:\n  - FROM_DOTENV\n  - KNACK_TEST_SURELY_UNSET_VAR\n  - name: OPTIONAL_ONE\n    optional: true\n---\n# Deploy\nRun ${KNACK_SKILL_DIR}/scripts/go.sh in ${KNACK_SESSION_ID}\n",
+    )
+    .file("devops/deploy/references/api.md", "# API\n")
+    .file("devops/deploy/references/old/SKILL.md", "---\nname: old\ndescription: decoy\n---\nold body\n")
+    .file("devops/deploy/scripts/go.sh", "#!/bin/sh\necho go\n")
+    .file("devops/deploy/notes.txt", "loose notes\n")
+    .skill("data/csv", "csv", "Use when exploring CSV");
+    std::fs::write(t.path("devops/deploy/assets/logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0binary").unwrap_or_else(|_| {
+        std::fs::create_dir_all(t.path("devops/deploy/assets")).unwrap();
+        std::fs::write(t.path("devops/deploy/assets/logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0binary").unwrap();
+    });
+    let outside = t.path("outside-secret.txt");
+    std::fs::write(&outside, "secret").unwrap();
+    t.symlink(&outside, "devops/deploy/references/leak.md");
+    t.symlink(&t.path("data"), "devops/deploy/templates/escape-dir");
+    let set = discover_roots(vec![root(t.path(""), Scope::User)]);
+    (t, set)
+}
+
+#[test]
+fn list_matches_the_contract_shape() {
+    let (_t, set) = fixture();
+    let out = skills_list(&set, None);
+    assert_eq!(out["success"], json!(true));
+    assert_eq!(out["count"], json!(2));
+    assert_eq!(out["categories"], json!(["data", "devops"]));
+    assert_eq!(
+        out["skills"][0],
+        json!({"name": "csv", "description": "Use when exploring CSV", "category": "data",
+               "id": "data/csv", "qualified_id": "user:data/csv", "scope": "user"})
+    );
+    let filtered = skills_list(&set, Some("devops"));
+    assert_eq!(filtered["count"], json!(1));
+    assert_eq!(skills_list(&set, Some("nope"))["count"], json!(0));
+}
+
+#[test]
+fn view_returns_content_links_and_readiness() {
+    let (t, set) = fixture();
+    let out = view(&set, "deploy", None);
+    assert_eq!(out["success"], json!(true), "{out}");
+    assert_eq!(out["qualified_id"], json!("user:devops/deploy"));
+    assert_eq!(out["tags"], json!(["k8s", "ops"]));
+    assert_eq!(out["related_skills"], json!(["rollback", "logs"]));
+    let dir = t.path("devops/deploy");
+    let content = out["content"].as_str().unwrap();
+    assert!(content.starts_with("---\nname: deploy"), "frontmatter kept");
+    assert!(content.contains(&format!("Run {}/scripts/go.sh in sess-1", dir.display())));
+    assert_eq!(
+        out["linked_files"],
+        json!({
+            "references": ["references/api.md", "references/leak.md", "references/old/SKILL.md"],
+            "scripts": ["scripts/go.sh"],
+            "assets": ["assets/logo.png"],
+            "templates": ["templates/escape-dir/csv/SKILL.md"],
+        })
+    );
+    assert_eq!(out["readiness_status"], json!("setup_needed"));
+    assert_eq!(out["missing_required_environment_variables"], json!(["KNACK_TEST_SURELY_UNSET_VAR"]));
+    assert_eq!(out["skill_dir"], json!(dir));
+}
+
+#[test]
+fn decoy_is_reachable_as_a_file_of_its_parent() {
+    let (_t, set) = fixture();
+    let out = view(&set, "user:devops/deploy", Some("references/old/SKILL.md"));
+    assert_eq!(out["success"], json!(true));
+    assert_eq!(out["file"], json!("references/old/SKILL.md"));
+    assert!(out["content"].as_str().unwrap().contains("old body"));
+    assert!(matches!(set.resolve("old"), skill_core::Resolution::NotFound));
+}
+
+#[test]
+fn file_escapes_are_refused() {
+    let (_t, set) = fixture();
+    for bad in [
+        "../../outside-secret.txt",
+        "/etc/passwd",
+        "references/../../../outside-secret.txt",
+        "references/leak.md",
+        "templates/escape-dir/csv/SKILL.md",
+        "~/x",
+    ] {
+        let out = view(&set, "deploy", Some(bad));
+        assert_eq!(out["success"], json!(false), "{bad}: {out}");
+        assert!(out["error"].as_str().unwrap().contains("refused"), "{bad}: {out}");
+    }
+}
+
+#[test]
+fn binary_files_are_described_and_missing_files_list_the_rest() {
+    let (_t, set) = fixture();
+    let out = view(&set, "deploy", Some("assets/logo.png"));
+    assert_eq!(out["is_binary"], json!(true));
+    assert!(out["content"].as_str().unwrap().contains("PNG image"));
+    let out = view(&set, "deploy", Some("references/nope.md"));
+    assert_eq!(out["success"], json!(false));
+    let files = out["available_files"].as_array().unwrap();
+    assert!(files.contains(&json!("references/api.md")));
+    assert!(files.contains(&json!("notes.txt")));
+}
+
+#[test]
+fn names_that_are_paths_are_refused() {
+    let (_t, set) = fixture();
+    for bad in ["/etc/passwd", "../deploy", "devops/../data/csv", "~/skills/x"] {
+        let out = view(&set, bad, None);
+        assert_eq!(out["success"], json!(false), "{bad}");
+    }
+}
+
+#[test]
+fn ambiguous_not_found_unsupported_and_disabled_failures() {
+    let a = Tree::new();
+    a.skill("one/dup", "dup", "Use when one")
+        .skill("two/dup", "dup", "Use when two")
+        .file("win/SKILL.md", "---\nname: win\ndescription: Use when windows\nplatforms: [windows]\n---\nb\n")
+        .skill("off", "off", "Use when off");
+    let mut options = DiscoveryOptions::with_roots(vec![root(a.path(""), Scope::User)]);
+    options.platform = "linux".into();
+    options.disabled = vec!["user:off".into()];
+    let set = skill_core::discover(&options).0;
+
+    let out = view(&set, "dup", None);
+    assert_eq!(out["success"], json!(false));
+    assert_eq!(out["matches"], json!(["user:one/dup", "user:two/dup"]));
+    assert_eq!(view(&set, "one/dup", None)["success"], json!(true));
+
+    let out = view(&set, "nothing-here", None);
+    assert_eq!(out["available_skills"], json!(["dup", "dup"]));
+
+    let out = view(&set, "win", None);
+    assert_eq!(out["readiness_status"], json!("unsupported"));
+    let out = view(&set, "off", None);
+    assert!(out["hint"].as_str().unwrap().contains("skills.disabled"));
+}

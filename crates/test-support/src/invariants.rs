@@ -1,0 +1,251 @@
+//! Rules every request knack sends must obey, checked over a whole captured conversation.
+//! Tool calls pair with exactly one result, and a session's frozen prefix never changes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::server::CapturedRequest;
+
+/// The parts of a request body that must not change within a session, as the exact bytes sent.
+#[derive(Deserialize)]
+struct FrozenParts<'a> {
+    #[serde(borrow)]
+    messages: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    tools: Option<&'a RawValue>,
+}
+
+/// Checks every `/chat/completions` request in `requests`:
+///
+/// - each assistant tool call is answered by exactly one `tool` message with
+///   its id, and the answers follow their call directly (only other answers
+///   in between), as OpenAI-compatible servers require;
+/// - no `tool` message answers a call that was never made;
+/// - within one `X-Knack-Session`, every request's `messages[0]` and `tools`
+///   are byte-identical to the first request's.
+///
+/// Returns every violation found, one per line.
+pub fn check_invariants(requests: &[CapturedRequest]) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut first_in_session: BTreeMap<String, (usize, String, Option<String>)> = BTreeMap::new();
+
+    for (number, request) in requests.iter().enumerate() {
+        if !request.is_chat_completion() {
+            continue;
+        }
+        let label = format!("request #{number}");
+        let Some(messages) = request.body.get("messages").and_then(Value::as_array) else {
+            problems.push(format!("{label}: body has no `messages` array"));
+            continue;
+        };
+        check_tool_pairing(&label, messages, &mut problems);
+
+        let parts = match serde_json::from_str::<FrozenParts<'_>>(&request.raw_body) {
+            Ok(parts) => parts,
+            Err(err) => {
+                problems.push(format!("{label}: cannot read body: {err}"));
+                continue;
+            }
+        };
+        let Some(system) = parts.messages.first() else {
+            problems.push(format!("{label}: `messages` is empty"));
+            continue;
+        };
+        let system = system.get().to_owned();
+        let tools = parts.tools.map(|t| t.get().to_owned());
+        let session = request.session().unwrap_or("").to_owned();
+        match first_in_session.get(&session) {
+            None => {
+                first_in_session.insert(session, (number, system, tools));
+            }
+            Some((first, first_system, first_tools)) => {
+                if *first_system != system {
+                    problems.push(format!(
+                        "{label}: messages[0] differs from request #{first} of session '{session}'"
+                    ));
+                }
+                if *first_tools != tools {
+                    problems.push(format!(
+                        "{label}: tools differ from request #{first} of session '{session}'"
+                    ));
+                }
+            }
+        }
+    }
+
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+fn check_tool_pairing(label: &str, messages: &[Value], problems: &mut Vec<String>) {
+    let mut called: HashSet<String> = HashSet::new();
+    let mut answered: HashMap<String, usize> = HashMap::new();
+    // Calls of the latest assistant message still waiting for their result.
+    let mut waiting: Vec<String> = Vec::new();
+
+    for (index, message) in messages.iter().enumerate() {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        if role == "tool" {
+            let id = message
+                .get("tool_call_id")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if let Some(pos) = waiting.iter().position(|w| w == id) {
+                waiting.remove(pos);
+                answered.insert(id.to_owned(), index);
+            } else if let Some(first) = answered.get(id) {
+                problems.push(format!(
+                    "{label}: messages[{index}] is a second result for call '{id}' (first at messages[{first}])"
+                ));
+            } else if called.contains(id) {
+                problems.push(format!(
+                    "{label}: messages[{index}] answers call '{id}' but not directly after the call"
+                ));
+            } else {
+                problems.push(format!(
+                    "{label}: messages[{index}] is a tool result for unknown call '{id}'"
+                ));
+            }
+            continue;
+        }
+        for id in waiting.drain(..) {
+            problems.push(format!(
+                "{label}: call '{id}' has no result before messages[{index}]"
+            ));
+        }
+        if role != "assistant" {
+            continue;
+        }
+        let calls = message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        for call in calls {
+            let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+            if !called.insert(id.to_owned()) {
+                problems.push(format!(
+                    "{label}: messages[{index}] repeats tool call id '{id}'"
+                ));
+            }
+            waiting.push(id.to_owned());
+        }
+    }
+    for id in waiting {
+        problems.push(format!(
+            "{label}: call '{id}' has no result (conversation ends first)"
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(session: &str, body: Value) -> CapturedRequest {
+        let raw_body = body.to_string();
+        CapturedRequest {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: [("x-knack-session".to_owned(), session.to_owned())].into(),
+            body,
+            raw_body,
+        }
+    }
+
+    fn call(id: &str) -> Value {
+        json!({"id": id, "type": "function", "function": {"name": "skills_list", "arguments": "{}"}})
+    }
+
+    fn system() -> Value {
+        json!({"role": "system", "content": "frozen"})
+    }
+
+    #[test]
+    fn a_well_formed_conversation_passes() {
+        let body = json!({"messages": [
+            system(),
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [call("a"), call("b")]},
+            {"role": "tool", "tool_call_id": "b", "content": "{}"},
+            {"role": "tool", "tool_call_id": "a", "content": "{}"},
+            {"role": "assistant", "content": "done"},
+            {"role": "user", "content": "again"},
+        ], "tools": [{"type": "function"}]});
+        assert_eq!(check_invariants(&[request("s", body)]), Ok(()));
+    }
+
+    #[test]
+    fn missing_duplicate_orphan_and_late_results_are_reported() {
+        let body = json!({"messages": [
+            system(),
+            {"role": "assistant", "tool_calls": [call("a"), call("b")]},
+            {"role": "tool", "tool_call_id": "a", "content": "{}"},
+            {"role": "tool", "tool_call_id": "a", "content": "{}"},
+            {"role": "user", "content": "note"},
+            {"role": "tool", "tool_call_id": "b", "content": "{}"},
+            {"role": "tool", "tool_call_id": "zzz", "content": "{}"},
+            {"role": "assistant", "tool_calls": [call("c")]},
+        ]});
+        let report = check_invariants(&[request("s", body)]).unwrap_err();
+        assert!(report.contains("second result for call 'a'"), "{report}");
+        assert!(
+            report.contains("call 'b' has no result before messages[4]"),
+            "{report}"
+        );
+        assert!(
+            report.contains("answers call 'b' but not directly"),
+            "{report}"
+        );
+        assert!(report.contains("unknown call 'zzz'"), "{report}");
+        assert!(report.contains("call 'c' has no result"), "{report}");
+        assert_eq!(report.lines().count(), 5, "{report}");
+    }
+
+    #[test]
+    fn a_changed_system_prompt_or_tools_in_one_session_is_reported() {
+        let first = request("s1", json!({"messages": [system()], "tools": [1]}));
+        let same = request(
+            "s1",
+            json!({"messages": [system(), {"role": "user", "content": "x"}], "tools": [1]}),
+        );
+        let other_session = request(
+            "s2",
+            json!({"messages": [{"role": "system", "content": "other"}]}),
+        );
+        assert_eq!(
+            check_invariants(&[first.clone(), same, other_session]),
+            Ok(())
+        );
+
+        let changed_prompt = request(
+            "s1",
+            json!({"messages": [{"role": "system", "content": "changed"}], "tools": [1]}),
+        );
+        let dropped_tools = request("s1", json!({"messages": [system()]}));
+        let report = check_invariants(&[first, changed_prompt, dropped_tools]).unwrap_err();
+        assert!(
+            report.contains("request #1: messages[0] differs from request #0"),
+            "{report}"
+        );
+        assert!(
+            report.contains("request #2: tools differ from request #0"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn byte_level_differences_count_even_when_the_json_is_equal() {
+        let first = request("s", json!({"messages": [system()]}));
+        let mut reordered = request("s", json!({"messages": [system()]}));
+        reordered.raw_body = r#"{"messages":[{"content":"frozen","role":"system"}]}"#.into();
+        let report = check_invariants(&[first, reordered]).unwrap_err();
+        assert!(report.contains("messages[0] differs"), "{report}");
+    }
+}

@@ -1,0 +1,3 @@
+//! The test-support crate's integration tests, as one binary.
+#[cfg(test)] // lets the helpers unwrap like the tests they serve
+mod suite;

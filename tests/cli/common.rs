@@ -1,0 +1,68 @@
+//! A temp home and working directory per test, and a `knack` command that sees
+//! nothing of the machine's own configuration.
+
+use std::path::{Path, PathBuf};
+
+pub struct Env {
+    pub home: tempfile::TempDir,
+    pub cwd: tempfile::TempDir,
+    /// An empty bundled-skills source, so tests see only the skills they write.
+    pub bundle: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            cwd: tempfile::tempdir().unwrap(),
+            bundle: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn home_path(&self, rel: &str) -> PathBuf {
+        self.home.path().join(rel)
+    }
+
+    pub fn knack(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::cargo_bin("knack").unwrap();
+        for (key, _) in std::env::vars() {
+            if key.starts_with("KNACK_") || key == "OPENAI_API_KEY" {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("KNACK_HOME", self.home.path())
+            .env("KNACK_BUNDLED_SKILLS", self.bundle.path())
+            .env("NO_COLOR", "1")
+            .current_dir(self.cwd.path());
+        cmd
+    }
+
+    /// Writes `rel` under the home (creating parents).
+    pub fn write(&self, rel: &str, text: &str) -> &Self {
+        write_file(&self.home_path(rel), text);
+        self
+    }
+
+    /// A valid user skill at `skills/<rel>`.
+    pub fn skill(&self, rel: &str, name: &str, description: &str) -> &Self {
+        self.write(
+            &format!("skills/{rel}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nSteps for {name}.\n"),
+        )
+    }
+}
+
+pub fn write_file(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+pub fn stdout_json(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
