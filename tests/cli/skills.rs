@@ -3,6 +3,8 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+use predicates::prelude::PredicateBooleanExt;
+
 use super::common::{Env, stdout_json, write_file};
 
 fn populated() -> Env {
@@ -44,7 +46,7 @@ fn list_human_output_is_a_table() {
         .assert()
         .success()
         .stdout(predicates::str::contains("NAME"))
-        .stdout(predicates::str::contains("deploy-k8s  devops"))
+        .stdout(predicates::str::contains("deploy-k8s   devops    user   Use when rolling out to Kubernetes"))
         .stdout(predicates::str::contains("3 skill(s)"))
         .stdout(predicates::str::contains("\x1b[").not());
 }
