@@ -41,7 +41,10 @@ fn unknown_keys_and_bad_values_are_config_errors() {
         .args(["config", "set", "skills.scan_max_depth", "deep"])
         .assert()
         .code(3);
-    assert!(!env.home_path("config.yaml").exists(), "nothing written on a refused set");
+    assert!(
+        !env.home_path("config.yaml").exists(),
+        "nothing written on a refused set"
+    );
 }
 
 #[test]

@@ -1,3 +1,8 @@
 mod common;
 mod config;
+mod prompt;
+mod run;
+mod sessions;
 mod skills;
+mod sync;
+mod tool;

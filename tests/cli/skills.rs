@@ -9,18 +9,36 @@ use super::common::{Env, stdout_json, write_file};
 
 fn populated() -> Env {
     let env = Env::new();
-    env.skill("devops/deploy-k8s", "deploy-k8s", "Use when rolling out to Kubernetes")
-        .skill("data/csv-explore", "csv-explore", "Use when exploring a CSV file")
-        .skill("solo", "solo", "Use when alone")
-        .write("skills/devops/deploy-k8s/references/api.md", "# API notes\n")
-        .write("skills/devops/deploy-k8s/references/old/SKILL.md", "---\nname: old\ndescription: decoy\n---\nold\n");
+    env.skill(
+        "devops/deploy-k8s",
+        "deploy-k8s",
+        "Use when rolling out to Kubernetes",
+    )
+    .skill(
+        "data/csv-explore",
+        "csv-explore",
+        "Use when exploring a CSV file",
+    )
+    .skill("solo", "solo", "Use when alone")
+    .write(
+        "skills/devops/deploy-k8s/references/api.md",
+        "# API notes\n",
+    )
+    .write(
+        "skills/devops/deploy-k8s/references/old/SKILL.md",
+        "---\nname: old\ndescription: decoy\n---\nold\n",
+    );
     env
 }
 
 #[test]
 fn list_json_matches_the_contract() {
     let env = populated();
-    let out = env.knack().args(["skills", "list", "--json"]).output().unwrap();
+    let out = env
+        .knack()
+        .args(["skills", "list", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v = stdout_json(&out);
     assert_eq!(v["success"], json!(true));
@@ -31,10 +49,19 @@ fn list_json_matches_the_contract() {
         json!({"name": "solo", "description": "Use when alone", "category": null,
                "id": "solo", "qualified_id": "user:solo", "scope": "user"})
     );
-    let names: Vec<&str> = v["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = v["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, vec!["solo", "csv-explore", "deploy-k8s"]);
 
-    let out = env.knack().args(["skills", "list", "--json", "--category", "devops"]).output().unwrap();
+    let out = env
+        .knack()
+        .args(["skills", "list", "--json", "--category", "devops"])
+        .output()
+        .unwrap();
     assert_eq!(stdout_json(&out)["count"], json!(1));
 }
 
@@ -46,7 +73,9 @@ fn list_human_output_is_a_table() {
         .assert()
         .success()
         .stdout(predicates::str::contains("NAME"))
-        .stdout(predicates::str::contains("deploy-k8s   devops    user   Use when rolling out to Kubernetes"))
+        .stdout(predicates::str::contains(
+            "deploy-k8s   devops    user   Use when rolling out to Kubernetes",
+        ))
         .stdout(predicates::str::contains("3 skill(s)"))
         .stdout(predicates::str::contains("\x1b[").not());
 }
@@ -54,7 +83,11 @@ fn list_human_output_is_a_table() {
 #[test]
 fn empty_home_lists_nothing_and_succeeds() {
     let env = Env::new();
-    let out = env.knack().args(["skills", "list", "--json"]).output().unwrap();
+    let out = env
+        .knack()
+        .args(["skills", "list", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(stdout_json(&out)["count"], json!(0));
 }
@@ -62,30 +95,62 @@ fn empty_home_lists_nothing_and_succeeds() {
 #[test]
 fn view_json_and_file_serving() {
     let env = populated();
-    let out = env.knack().args(["skills", "view", "deploy-k8s", "--json"]).output().unwrap();
+    let out = env
+        .knack()
+        .args(["skills", "view", "deploy-k8s", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v = stdout_json(&out);
     assert_eq!(v["qualified_id"], json!("user:devops/deploy-k8s"));
-    assert_eq!(v["linked_files"], json!({"references": ["references/api.md", "references/old/SKILL.md"]}));
+    assert_eq!(
+        v["linked_files"],
+        json!({"references": ["references/api.md", "references/old/SKILL.md"]})
+    );
     assert_eq!(v["readiness_status"], json!("available"));
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
         vec![
-            "success", "name", "description", "category", "id", "qualified_id", "scope", "path",
-            "skill_dir", "content", "tags", "related_skills", "linked_files", "readiness_status",
+            "success",
+            "name",
+            "description",
+            "category",
+            "id",
+            "qualified_id",
+            "scope",
+            "path",
+            "skill_dir",
+            "content",
+            "tags",
+            "related_skills",
+            "linked_files",
+            "readiness_status",
             "missing_required_environment_variables"
         ]
     );
 
     env.knack()
-        .args(["skills", "view", "deploy-k8s", "--file", "references/api.md"])
+        .args([
+            "skills",
+            "view",
+            "deploy-k8s",
+            "--file",
+            "references/api.md",
+        ])
         .assert()
         .success()
         .stdout("# API notes\n");
     let out = env
         .knack()
-        .args(["skills", "view", "deploy-k8s", "--file", "../../../../etc/passwd", "--json"])
+        .args([
+            "skills",
+            "view",
+            "deploy-k8s",
+            "--file",
+            "../../../../etc/passwd",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -101,10 +166,19 @@ fn view_failures_exit_1_with_a_clear_message() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("ambiguous"))
-        .stderr(predicates::str::contains("user:devops/deploy-k8s, user:other/deploy-k8s"));
-    let out = env.knack().args(["skills", "view", "deploy-k8s", "--json"]).output().unwrap();
+        .stderr(predicates::str::contains(
+            "user:devops/deploy-k8s, user:other/deploy-k8s",
+        ));
+    let out = env
+        .knack()
+        .args(["skills", "view", "deploy-k8s", "--json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stdout_json(&out)["matches"], json!(["user:devops/deploy-k8s", "user:other/deploy-k8s"]));
+    assert_eq!(
+        stdout_json(&out)["matches"],
+        json!(["user:devops/deploy-k8s", "user:other/deploy-k8s"])
+    );
     env.knack()
         .args(["skills", "view", "user:other/deploy-k8s"])
         .assert()
@@ -122,15 +196,28 @@ fn view_failures_exit_1_with_a_clear_message() {
 fn doctor_json_reports_every_skill_md() {
     let env = populated();
     env.write("skills/broken/SKILL.md", "---\nname: broken\n")
-        .write("skills/win/SKILL.md", "---\nname: win\ndescription: Use when windows\nplatforms: [windows]\n---\nbody\n")
-        .write(".hub/quarantine/pending/SKILL.md", "---\nname: pending\ndescription: x\n---\nb\n");
+        .write(
+            "skills/win/SKILL.md",
+            "---\nname: win\ndescription: Use when windows\nplatforms: [windows]\n---\nbody\n",
+        )
+        .write(
+            ".hub/quarantine/pending/SKILL.md",
+            "---\nname: pending\ndescription: x\n---\nb\n",
+        );
     let ext = tempfile::tempdir().unwrap();
     write_file(
         &ext.path().join("tools/solo/SKILL.md"),
         "---\nname: solo\ndescription: Use when external\n---\nb\n",
     );
-    env.write("config.yaml", &format!("skills:\n  external_dirs: [{}]\n", ext.path().display()));
-    let out = env.knack().args(["skills", "doctor", "--json"]).output().unwrap();
+    env.write(
+        "config.yaml",
+        &format!("skills:\n  external_dirs: [{}]\n", ext.path().display()),
+    );
+    let out = env
+        .knack()
+        .args(["skills", "doctor", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v = stdout_json(&out);
     assert_eq!(v["roots"][0]["scope"], json!("user"));
@@ -155,7 +242,14 @@ fn doctor_json_reports_every_skill_md() {
     assert_eq!(status_of("tools/solo/SKILL.md"), "ambiguous");
     assert_eq!(status_of("pending/SKILL.md"), "quarantined");
     let entry = &v["skills"][0];
-    for key in ["path", "status", "name", "qualified_id", "reason", "warnings"] {
+    for key in [
+        "path",
+        "status",
+        "name",
+        "qualified_id",
+        "reason",
+        "warnings",
+    ] {
         assert!(entry.get(key).is_some(), "{key} missing in {entry}");
     }
 
@@ -172,8 +266,14 @@ fn validate_reports_each_rule_and_exit_code() {
     let env = populated();
     env.knack().args(["skills", "validate"]).assert().success();
     let bad = tempfile::tempdir().unwrap();
-    write_file(&bad.path().join("Bad Name/SKILL.md"), "---\nname: Bad Name\ndescription: d\n---\nbody\n");
-    write_file(&bad.path().join("empty-body/SKILL.md"), "---\nname: empty-body\ndescription: d\n---\n\n");
+    write_file(
+        &bad.path().join("Bad Name/SKILL.md"),
+        "---\nname: Bad Name\ndescription: d\n---\nbody\n",
+    );
+    write_file(
+        &bad.path().join("empty-body/SKILL.md"),
+        "---\nname: empty-body\ndescription: d\n---\n\n",
+    );
     let out = env
         .knack()
         .args(["skills", "validate", "--json"])
@@ -202,9 +302,17 @@ fn validate_reports_each_rule_and_exit_code() {
 #[test]
 fn usage_errors_exit_2_and_help_works_everywhere() {
     let env = Env::new();
-    env.knack().args(["skills", "list", "--bogus"]).assert().code(2);
+    env.knack()
+        .args(["skills", "list", "--bogus"])
+        .assert()
+        .code(2);
     env.knack().args(["skills", "view"]).assert().code(2);
-    for args in [&["--help"][..], &["skills", "--help"], &["skills", "view", "--help"], &["config", "--help"]] {
+    for args in [
+        &["--help"][..],
+        &["skills", "--help"],
+        &["skills", "view", "--help"],
+        &["config", "--help"],
+    ] {
         env.knack().args(args).assert().success();
     }
 }

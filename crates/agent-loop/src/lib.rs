@@ -1,7 +1,22 @@
-//! knack's agent core: the model client today; tools, the turn loop and sessions build on it.
-//! It never draws on a terminal: frontends see only `agent-protocol` events.
+//! knack's agent core: the model client, the tool registry with the built-in tools, and the
+//! session store the turn loop builds on. It never draws on a terminal.
 
+mod agent_error;
 mod error;
+pub mod invocation;
 pub mod model;
+pub mod session;
+pub mod session_store;
+pub mod time;
+pub mod tools;
 
-pub use error::{ModelError, Result};
+pub use agent_error::{Error, Result};
+pub use error::ModelError;
+pub use session_store::{
+    NewSession, SearchHit, SessionMeta, SessionStore, SessionSummary, StoredMessage, StoredSession,
+};
+pub use tools::{
+    ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges, CatalogDelta, Tool,
+    ToolContext, ToolError, ToolFuture, ToolOutcome, ToolRegistry, ToolRegistryBuilder, ToolReply,
+    Toolset,
+};

@@ -34,6 +34,9 @@ pub struct ModelConfig {
     /// Longest silence between two streamed chunks.
     pub idle_timeout_secs: u64,
     pub max_retries: u32,
+    /// First backoff delay; doubled per retry (with jitter) up to the maximum.
+    pub retry_base_delay_ms: u64,
+    pub retry_max_delay_ms: u64,
 }
 
 impl Default for ModelConfig {
@@ -46,6 +49,8 @@ impl Default for ModelConfig {
             first_byte_timeout_secs: 120,
             idle_timeout_secs: 90,
             max_retries: 4,
+            retry_base_delay_ms: 1_000,
+            retry_max_delay_ms: 30_000,
         }
     }
 }

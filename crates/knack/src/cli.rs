@@ -27,6 +27,57 @@ pub enum Command {
     /// Read and edit config.yaml
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// List the agent's tools or call one by hand with JSON arguments
+    #[command(subcommand)]
+    Tool(ToolCommand),
+    /// Chat with the agent in the terminal UI (also `knack` alone in a terminal)
+    Chat(ChatArgs),
+    /// Inspect the system prompt a new session would get
+    #[command(subcommand)]
+    Prompt(PromptCommand),
+    /// List, show, search and delete stored sessions
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Run one task headless: the answer on stdout, progress on stderr
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The task; `-` (or nothing, with input piped in) reads it from stdin.
+    /// A prompt starting with `/name` invokes skills as the TUI does.
+    pub prompt: Option<String>,
+    /// Print one JSON event per line instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Preload a skill for the session (repeatable)
+    #[arg(short = 's', long = "skill", value_name = "SKILL")]
+    pub skills: Vec<String>,
+    /// Continue a stored session
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Stop after this many model requests in the turn (default: agent.max_iterations)
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Skip the self-improvement review after the answer
+    #[arg(long)]
+    pub no_review: bool,
+    /// Extra system instructions for this session (layer 4 of the prompt)
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// Run commands the terminal tool would ask about, without asking
+    #[arg(long)]
+    pub yolo: bool,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct ChatArgs {
+    /// Continue a stored session (see `knack sessions list`)
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Preload a skill into the first turn (repeatable)
+    #[arg(short = 's', long = "skill", value_name = "SKILL")]
+    pub skills: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,6 +90,60 @@ pub enum SkillsCommand {
     Doctor(JsonFlag),
     /// Check skill folders against the write rules (all discovered skills by default)
     Validate(ValidateArgs),
+    /// Seed and update the bundled skills now and report what changed
+    Sync(JsonFlag),
+    /// List bundled skills whose copy you changed (updates skip them)
+    ListModified(JsonFlag),
+    /// Show how your copy of a bundled skill differs from the bundled version
+    Diff(DiffArgs),
+    /// Stop tracking your changes to a bundled skill, or --restore the bundled version
+    Reset(ResetArgs),
+    /// Stop seeding bundled skills (existing copies stay)
+    OptOut,
+    /// Seed bundled skills again
+    OptIn,
+    /// Show the versions skill_manage kept of a skill, with diffs
+    History(HistoryArgs),
+    /// Restore a skill to an earlier version (see `knack skills history`)
+    Rollback(RollbackArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// A name, an id (category/name) or a qualified id; deleted skills too
+    pub name: String,
+    /// Print the versions as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// A name, an id (category/name) or a qualified id; deleted skills too
+    pub name: String,
+    /// The version to restore (the skill as it was before write N); default: undo the latest write
+    #[arg(long, value_name = "N")]
+    pub to: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// A bundled skill: name or id (category/name)
+    pub name: String,
+    /// Print the differences as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResetArgs {
+    /// A bundled skill: name or id (category/name)
+    pub name: String,
+    /// Replace your copy with the bundled version (your copy is kept under skills/.restore-backups/)
+    #[arg(long)]
+    pub restore: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -86,4 +191,46 @@ pub enum ConfigCommand {
     Get { key: String },
     /// Set a dotted key; the value is read as YAML (true, 10, [a, b], text)
     Set { key: String, value: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PromptCommand {
+    /// Print the system prompt of a new session in the current directory, layer by layer
+    Show(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// List the tools with their descriptions (--json adds the parameter schemas)
+    List(JsonFlag),
+    /// Call a tool; prints its JSON result and exits 0 on success, 1 on failure
+    Call(ToolCallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToolCallArgs {
+    /// The tool's name, e.g. skill_view
+    pub name: String,
+    /// The arguments as one JSON object (default {})
+    pub arguments: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List stored sessions, newest first
+    List(JsonFlag),
+    /// Print a session's transcript (--json: its metadata and messages)
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Full-text search over the messages of every session
+    Search {
+        query: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session and its messages
+    Delete { id: String },
 }

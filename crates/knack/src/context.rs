@@ -14,7 +14,17 @@ pub struct Context {
 }
 
 impl Context {
+    /// Loads the context and first brings the bundled skills up to date
+    /// (unless opted out), so every command that reads skills sees them.
     pub fn load() -> anyhow::Result<Self> {
+        let ctx = Self::load_unseeded()?;
+        ctx.seed_bundled();
+        Ok(ctx)
+    }
+
+    /// Loads the context without seeding: for the commands that manage
+    /// seeding themselves and report what it did.
+    pub fn load_unseeded() -> anyhow::Result<Self> {
         let home = KnackHome::from_env()?;
         crate::logging::init(home.logs_dir());
         let config = Config::load(&home)?;
@@ -22,11 +32,34 @@ impl Context {
         Ok(Self { home, config, cwd })
     }
 
+    /// Seeding stays silent unless something went wrong; a failure here never
+    /// stops the command the user asked for.
+    fn seed_bundled(&self) {
+        match skill_sync::seed_on_start(&self.home, &self.config) {
+            Ok(Some(report)) => {
+                if report.changed_anything() {
+                    tracing::info!(
+                        added = report.added.len(),
+                        updated = report.updated.len(),
+                        "bundled skills seeded"
+                    );
+                }
+                for problem in report.problems() {
+                    eprintln!("knack: warning: {problem}");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("knack: warning: bundled skills were not seeded: {e}"),
+        }
+    }
+
     pub fn discovery_options(&self) -> DiscoveryOptions {
         DiscoveryOptions::resolve(&self.home, &self.config, &self.cwd)
     }
 
+    /// The skill set for this directory, from the disk snapshot under
+    /// `cache/` when nothing changed since the last run (no parsing then).
     pub fn discover(&self) -> SkillSet {
-        skill_core::discover(&self.discovery_options()).0
+        skill_core::snapshot::load_or_discover(&self.discovery_options(), &self.home.cache_dir())
     }
 }

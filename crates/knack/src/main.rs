@@ -7,6 +7,7 @@ mod context;
 mod exit;
 mod logging;
 mod output;
+mod tui;
 
 use std::process::ExitCode;
 

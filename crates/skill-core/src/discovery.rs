@@ -253,7 +253,8 @@ fn walk_root(
             // Its text reaches the index, so an edit must invalidate caches too.
             out.fingerprint
                 .record(&description, fs::metadata(&description).ok().as_ref());
-            out.categories.push((root_index, rel.join("/"), description));
+            out.categories
+                .push((root_index, rel.join("/"), description));
         }
 
         for (name, is_link) in &entries {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One declared environment variable a skill needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvRequirement {
     pub name: String,
     pub prompt: Option<String>,
@@ -19,7 +19,7 @@ pub struct EnvRequirement {
 
 /// Activation conditions for the skills index (read from `metadata.knack`,
 /// then `metadata.hermes`, then the top level).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Conditions {
     pub requires_toolsets: Vec<String>,
     pub fallback_for_toolsets: Vec<String>,
@@ -37,7 +37,7 @@ impl Conditions {
 }
 
 /// The frontmatter fields knack understands, already normalised.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Frontmatter {
     pub name: Option<String>,
     pub description: Option<String>,

@@ -2,24 +2,36 @@
 //! validation, the one discovery engine, progressive disclosure and preprocessing.
 
 pub mod cache;
+pub mod clock;
 pub mod disclosure;
 pub mod discovery;
 pub mod frontmatter;
+pub mod fuzzy_patch;
+pub mod history;
 pub mod injection;
+pub mod manage;
 pub mod preprocess;
 pub mod roots;
 pub mod skill;
 pub mod skill_set;
+pub mod snapshot;
+pub mod tool_specs;
 pub mod validate;
+pub mod watch;
 
 pub use cache::DiscoveryCache;
 pub use disclosure::{ViewContext, skill_view, skills_list};
 pub use discovery::{Fingerprint, discover};
 pub use frontmatter::{Conditions, EnvRequirement, Frontmatter};
+pub use manage::{
+    Actor, ManageAction, ManageContext, SkillManageArgs, WriteOrigin, skill_manage,
+    skill_manage_json,
+};
 pub use preprocess::{PreprocessOptions, TemplateValues};
 pub use roots::{DiscoveryOptions, SkillRoot};
 pub use skill::{Scope, Skill};
 pub use skill_set::{DoctorEntry, EntryStatus, Gate, Resolution, RootReport, SkillSet};
+pub use tool_specs::{ToolSpec, tool_specs};
 
 /// Errors from skill-core operations that touch the file system.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +44,11 @@ pub enum Error {
     },
     #[error(transparent)]
     Config(#[from] knack_config::Error),
+    #[error("cannot watch the skill folders: {0}")]
+    Watch(String),
+    /// Skill history: nothing recorded, an unknown version, a refused rollback.
+    #[error("{0}")]
+    History(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

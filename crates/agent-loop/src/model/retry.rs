@@ -29,6 +29,8 @@ impl RetryPolicy {
     pub fn from_config(config: &ModelConfig) -> Self {
         Self {
             max_retries: config.max_retries,
+            base_delay: Duration::from_millis(config.retry_base_delay_ms),
+            max_delay: Duration::from_millis(config.retry_max_delay_ms.max(config.retry_base_delay_ms)),
             ..Self::default()
         }
     }

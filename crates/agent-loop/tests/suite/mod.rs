@@ -4,10 +4,18 @@ mod model_errors;
 mod model_retries;
 mod model_streaming;
 mod model_wire;
+mod session_store;
+mod tools_files;
+mod tools_memory;
+mod tools_registry;
+mod tools_skills;
+mod tools_terminal;
+
+pub mod tool_env;
 
 use std::time::Duration;
 
-use agent_loop::Result;
+use agent_loop::ModelError;
 use agent_loop::model::{
     ChatCompletionsClient, ChatMessage, ChatRequest, ClientSettings, Completion, ModelClient,
     ModelTimeouts, RequestPurpose, RetryPolicy, StreamUpdate,
@@ -52,7 +60,7 @@ pub fn request() -> ChatRequest {
 pub async fn run(
     client: &dyn ModelClient,
     request: &ChatRequest,
-) -> (Result<Completion>, Vec<StreamUpdate>) {
+) -> (Result<Completion, ModelError>, Vec<StreamUpdate>) {
     let mut updates = Vec::new();
     let result = client
         .stream_chat(request, &mut |update| updates.push(update))

@@ -1,15 +1,31 @@
 //! Runs one parsed command and returns its exit code.
 
+mod chat;
 mod config;
+mod history;
+mod model;
+mod prompt;
+mod sessions;
+mod run;
 mod skills;
+mod sync;
+mod tool;
 
 use crate::cli::{Cli, Command};
 use crate::exit;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        Some(Command::Skills(cmd)) if sync::handles(&cmd) => sync::run(cmd),
+        Some(Command::Skills(cmd)) if history::handles(&cmd) => history::run(cmd),
+        Some(Command::Tool(cmd)) => tool::run(cmd),
         Some(Command::Skills(cmd)) => skills::run(cmd),
         Some(Command::Config(cmd)) => config::run(cmd),
+        Some(Command::Chat(args)) => chat::run(args),
+        Some(Command::Prompt(cmd)) => prompt::run(cmd),
+        Some(Command::Sessions(cmd)) => sessions::run(cmd),
+        Some(Command::Run(args)) => run::run(args),
+        None if chat::is_interactive() => chat::run(crate::cli::ChatArgs::default()),
         None => Err(exit::usage(
             "no command given; try `knack skills list` or `knack --help`",
         )),

@@ -20,6 +20,13 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         SkillsCommand::View(args) => view(&ctx, args),
         SkillsCommand::Doctor(flag) => doctor(&ctx, flag.json),
         SkillsCommand::Validate(args) => validate(&ctx, args),
+        cmd @ (SkillsCommand::Sync(_)
+        | SkillsCommand::ListModified(_)
+        | SkillsCommand::Diff(_)
+        | SkillsCommand::Reset(_)
+        | SkillsCommand::OptOut
+        | SkillsCommand::OptIn) => super::sync::run(cmd),
+        cmd @ (SkillsCommand::History(_) | SkillsCommand::Rollback(_)) => super::history::run(cmd),
     }
 }
 

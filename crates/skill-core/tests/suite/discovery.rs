@@ -32,23 +32,36 @@ fn nested_categories_give_category_id_and_qualified_id() {
     assert_eq!(solo.category, None);
     assert_eq!(solo.id, "solo");
     // Sorted by (category, name): uncategorized first.
-    assert_eq!(names(&set), vec!["user:solo", "user:mlops/training/axolotl"]);
+    assert_eq!(
+        names(&set),
+        vec!["user:solo", "user:mlops/training/axolotl"]
+    );
 }
 
 #[test]
 fn decoy_skill_md_under_support_dirs_is_never_a_skill() {
     let t = Tree::new();
     t.skill("dev/tool", "tool", "Use when tooling")
-        .skill("dev/tool/references/old-package", "old-package", "an old copy")
+        .skill(
+            "dev/tool/references/old-package",
+            "old-package",
+            "an old copy",
+        )
         .skill("dev/tool/scripts/nested/deeper", "deeper", "another")
         // A category that happens to be called `scripts` is still walked.
         .skill("scripts/bash-helper", "bash-helper", "Use when bashing");
     let set = discover_roots(vec![root(t.path(""), Scope::User)]);
-    assert_eq!(names(&set), vec!["user:dev/tool", "user:scripts/bash-helper"]);
+    assert_eq!(
+        names(&set),
+        vec!["user:dev/tool", "user:scripts/bash-helper"]
+    );
     let (status, reason) = entry_status(&set, "references/old-package/SKILL.md");
     assert_eq!(status, EntryStatus::Skipped);
     assert!(reason.contains("support folder"), "{reason}");
-    assert_eq!(entry_status(&set, "scripts/nested/deeper/SKILL.md").0, EntryStatus::Skipped);
+    assert_eq!(
+        entry_status(&set, "scripts/nested/deeper/SKILL.md").0,
+        EntryStatus::Skipped
+    );
 }
 
 #[test]
@@ -91,7 +104,12 @@ fn collisions_across_roots_and_categories_are_ambiguous_everywhere() {
         other => panic!("expected ambiguity, got {other:?}"),
     }
     // Ids and qualified ids always resolve.
-    for q in ["user:devops/deploy", "external:tools/deploy", "project:deploy", "web/deploy"] {
+    for q in [
+        "user:devops/deploy",
+        "external:tools/deploy",
+        "project:deploy",
+        "web/deploy",
+    ] {
         assert!(matches!(set.resolve(q), Resolution::Found(_)), "{q}");
     }
     // `devops/deploy` is one id; `deploy` as an id exists only in the project root.
@@ -114,7 +132,11 @@ fn the_same_folder_reached_from_two_roots_counts_once() {
     ]);
     assert_eq!(names(&set), vec!["user:a/one"]);
     assert_eq!(entry_status(&set, "a/one/SKILL.md").0, EntryStatus::Ok);
-    assert!(set.entries.iter().any(|e| e.status == EntryStatus::Skipped && e.reason.contains("already found")));
+    assert!(
+        set.entries
+            .iter()
+            .any(|e| e.status == EntryStatus::Skipped && e.reason.contains("already found"))
+    );
 }
 
 #[test]
@@ -127,10 +149,25 @@ fn symlinked_category_and_skill_dirs_are_found_through_the_link() {
     user.symlink(&elsewhere.path("cat/linked-skill"), "mine/linked-skill")
         .symlink(&elsewhere.path("whole-cat"), "aliased");
     let set = discover_roots(vec![root(user.path(""), Scope::User)]);
-    assert_eq!(names(&set), vec!["user:aliased/inner", "user:mine/linked-skill"]);
-    let linked = set.skills.iter().find(|s| s.name == "linked-skill").unwrap();
-    assert!(linked.path.starts_with(user.path("")), "path must go through the link: {}", linked.path.display());
-    assert!(set.notices.iter().any(|n| n.contains("leads outside its root")));
+    assert_eq!(
+        names(&set),
+        vec!["user:aliased/inner", "user:mine/linked-skill"]
+    );
+    let linked = set
+        .skills
+        .iter()
+        .find(|s| s.name == "linked-skill")
+        .unwrap();
+    assert!(
+        linked.path.starts_with(user.path("")),
+        "path must go through the link: {}",
+        linked.path.display()
+    );
+    assert!(
+        set.notices
+            .iter()
+            .any(|n| n.contains("leads outside its root"))
+    );
 }
 
 #[test]
@@ -141,23 +178,42 @@ fn symlink_loops_terminate() {
     t.symlink(&t.path(""), "a/up");
     let set = discover_roots(vec![root(t.path(""), Scope::User)]);
     assert_eq!(names(&set), vec!["user:a/s"]);
-    assert!(set.notices.iter().any(|n| n.contains("loop")), "{:?}", set.notices);
+    assert!(
+        set.notices.iter().any(|n| n.contains("loop")),
+        "{:?}",
+        set.notices
+    );
 }
 
 #[test]
 fn platform_and_disabled_gates_hide_and_refuse() {
     let t = Tree::new();
-    t.file("win-only/SKILL.md", "---\nname: win-only\ndescription: Use when on Windows\nplatforms: [windows]\n---\nbody\n")
-        .file("linux-ok/SKILL.md", "---\nname: linux-ok\ndescription: Use when on Linux\nplatforms: linux\n---\nbody\n")
-        .skill("off", "off", "Use when disabled");
+    t.file(
+        "win-only/SKILL.md",
+        "---\nname: win-only\ndescription: Use when on Windows\nplatforms: [windows]\n---\nbody\n",
+    )
+    .file(
+        "linux-ok/SKILL.md",
+        "---\nname: linux-ok\ndescription: Use when on Linux\nplatforms: linux\n---\nbody\n",
+    )
+    .skill("off", "off", "Use when disabled");
     let mut options = DiscoveryOptions::with_roots(vec![root(t.path(""), Scope::User)]);
     options.platform = "linux".into();
     options.disabled = vec!["off".into()];
     let set = skill_core::discover(&options).0;
     assert_eq!(names(&set), vec!["user:linux-ok"]);
-    assert!(matches!(set.resolve("win-only"), Resolution::Gated(_, Gate::Platform)));
-    assert!(matches!(set.resolve("off"), Resolution::Gated(_, Gate::Disabled)));
-    assert_eq!(entry_status(&set, "win-only/SKILL.md").0, EntryStatus::Gated);
+    assert!(matches!(
+        set.resolve("win-only"),
+        Resolution::Gated(_, Gate::Platform)
+    ));
+    assert!(matches!(
+        set.resolve("off"),
+        Resolution::Gated(_, Gate::Disabled)
+    ));
+    assert_eq!(
+        entry_status(&set, "win-only/SKILL.md").0,
+        EntryStatus::Gated
+    );
     // A hidden skill does not make a visible one ambiguous.
     assert!(set.ambiguous_names.is_empty());
 }
@@ -165,7 +221,15 @@ fn platform_and_disabled_gates_hide_and_refuse() {
 #[test]
 fn skipped_folders_are_not_walked() {
     let t = Tree::new();
-    for dir in ["node_modules", ".git", "venv", ".venv", "__pycache__", "site-packages", ".hidden"] {
+    for dir in [
+        "node_modules",
+        ".git",
+        "venv",
+        ".venv",
+        "__pycache__",
+        "site-packages",
+        ".hidden",
+    ] {
         t.skill(&format!("{dir}/x"), "x", "Use when never");
     }
     let set = discover_roots(vec![root(t.path(""), Scope::User)]);
@@ -175,13 +239,17 @@ fn skipped_folders_are_not_walked() {
 #[test]
 fn walk_limits_truncate_and_report() {
     let t = Tree::new();
-    t.skill("a/b/c/d/deep", "deep", "Use when deep").skill("top", "top", "Use when top");
+    t.skill("a/b/c/d/deep", "deep", "Use when deep")
+        .skill("top", "top", "Use when top");
     let mut options = DiscoveryOptions::with_roots(vec![root(t.path(""), Scope::User)]);
     options.max_depth = 3;
     let set = skill_core::discover(&options).0;
     assert_eq!(names(&set), vec!["user:top"]);
     assert!(set.roots[0].truncated);
-    assert_eq!(entry_status(&set, "a/b/c/d/deep/SKILL.md").0, EntryStatus::Truncated);
+    assert_eq!(
+        entry_status(&set, "a/b/c/d/deep/SKILL.md").0,
+        EntryStatus::Truncated
+    );
 
     let t = Tree::new();
     for i in 0..20 {
@@ -192,21 +260,44 @@ fn walk_limits_truncate_and_report() {
     let set = skill_core::discover(&options).0;
     assert_eq!(set.skills.len(), 5, "root plus five skill folders");
     assert!(set.roots[0].truncated);
-    let truncated = set.entries.iter().filter(|e| e.status == EntryStatus::Truncated).count();
+    let truncated = set
+        .entries
+        .iter()
+        .filter(|e| e.status == EntryStatus::Truncated)
+        .count();
     assert_eq!(truncated, 15);
 }
 
 #[test]
 fn bad_input_never_panics_and_is_reported() {
     let t = Tree::new();
-    t.file("bad-yaml/SKILL.md", "---\nname: bad-yaml\ndescription: [unclosed\n---\nbody line\n")
-        .file("unclosed/SKILL.md", "---\nname: unclosed\ndescription: x\n")
-        .file("no-desc/SKILL.md", "---\nname: no-desc\n---\n# Only a heading\n")
-        .file("dotdot/SKILL.md", "---\nname: ../../etc\ndescription: Use when sneaky\n---\nb\n")
-        .file("abs/SKILL.md", "---\nname: /etc/passwd\ndescription: Use when sneaky\n---\nb\n");
+    t.file(
+        "bad-yaml/SKILL.md",
+        "---\nname: bad-yaml\ndescription: [unclosed\n---\nbody line\n",
+    )
+    .file("unclosed/SKILL.md", "---\nname: unclosed\ndescription: x\n")
+    .file(
+        "no-desc/SKILL.md",
+        "---\nname: no-desc\n---\n# Only a heading\n",
+    )
+    .file(
+        "dotdot/SKILL.md",
+        "---\nname: ../../etc\ndescription: Use when sneaky\n---\nb\n",
+    )
+    .file(
+        "abs/SKILL.md",
+        "---\nname: /etc/passwd\ndescription: Use when sneaky\n---\nb\n",
+    );
     std::fs::create_dir_all(t.path("latin1")).unwrap();
-    std::fs::write(t.path("latin1/SKILL.md"), b"---\nname: latin1\ndescription: caf\xe9\n---\nbody\n").unwrap();
-    let big = format!("---\nname: big\ndescription: Use when big\n---\n{}", "x".repeat(5 * 1024 * 1024));
+    std::fs::write(
+        t.path("latin1/SKILL.md"),
+        b"---\nname: latin1\ndescription: caf\xe9\n---\nbody\n",
+    )
+    .unwrap();
+    let big = format!(
+        "---\nname: big\ndescription: Use when big\n---\n{}",
+        "x".repeat(5 * 1024 * 1024)
+    );
     t.file("big/SKILL.md", &big);
     t.symlink(&t.path("does-not-exist"), "dangling");
     t.symlink(&t.path("missing-file"), "broken-md/SKILL.md");
@@ -215,18 +306,38 @@ fn bad_input_never_panics_and_is_reported() {
     // Broken YAML falls back to key: value and still loads, with a warning.
     let bad = set.skills.iter().find(|s| s.id == "bad-yaml").unwrap();
     assert!(bad.warnings.iter().any(|w| w.contains("not valid YAML")));
-    assert!(entry_status(&set, "unclosed/SKILL.md").1.contains("closing"));
-    assert!(entry_status(&set, "no-desc/SKILL.md").1.contains("no description"));
+    assert!(
+        entry_status(&set, "unclosed/SKILL.md")
+            .1
+            .contains("closing")
+    );
+    assert!(
+        entry_status(&set, "no-desc/SKILL.md")
+            .1
+            .contains("no description")
+    );
     let latin = set.skills.iter().find(|s| s.id == "latin1").unwrap();
     assert!(latin.warnings.iter().any(|w| w.contains("UTF-8")));
     assert!(set.skills.iter().any(|s| s.id == "big"));
-    assert!(set.notices.iter().any(|n| n.contains("broken link")), "{:?}", set.notices);
-    assert!(entry_status(&set, "broken-md/SKILL.md").1.contains("broken link"));
+    assert!(
+        set.notices.iter().any(|n| n.contains("broken link")),
+        "{:?}",
+        set.notices
+    );
+    assert!(
+        entry_status(&set, "broken-md/SKILL.md")
+            .1
+            .contains("broken link")
+    );
     // Odd names load (reading is lenient), reachable by their folder id, with a warning.
     match set.resolve("dotdot") {
         Resolution::Found(s) => {
             assert_eq!(s.name, "../../etc");
-            assert!(s.warnings.iter().any(|w| w.contains("differs from its folder")));
+            assert!(
+                s.warnings
+                    .iter()
+                    .any(|w| w.contains("differs from its folder"))
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -236,7 +347,10 @@ fn bad_input_never_panics_and_is_reported() {
 fn category_descriptions_come_from_description_md() {
     let t = Tree::new();
     t.skill("devops/deploy", "deploy", "Use when deploying")
-        .file("devops/DESCRIPTION.md", "---\ndescription: \"Running services\"\n---\nmore\n")
+        .file(
+            "devops/DESCRIPTION.md",
+            "---\ndescription: \"Running services\"\n---\nmore\n",
+        )
         .file("data/DESCRIPTION.md", "Tools for tables\n")
         .skill("data/csv", "csv", "Use when csv");
     let set = discover_roots(vec![root(t.path(""), Scope::User)]);
@@ -250,7 +364,11 @@ fn project_skills_need_a_trusted_repository() {
     let home = Tree::new();
     std::fs::create_dir_all(repo.path(".git")).unwrap();
     repo.skill(".knack/skills/proj", "proj", "Use when in the project")
-        .skill("sub/dir/.agents/skills/deep-proj", "deep-proj", "Use when deeper");
+        .skill(
+            "sub/dir/.agents/skills/deep-proj",
+            "deep-proj",
+            "Use when deeper",
+        );
     std::fs::create_dir_all(home.path("skills")).unwrap();
     let khome = knack_config::KnackHome::at(home.path(""));
     let cwd = repo.path("sub/dir");
@@ -267,13 +385,17 @@ fn project_skills_need_a_trusted_repository() {
     assert_eq!(names(&set), vec!["project:deep-proj", "project:proj"]);
 
     config.skills.project_discovery = false;
-    assert_eq!(DiscoveryOptions::resolve(&khome, &config, &cwd).roots.len(), 1);
+    assert_eq!(
+        DiscoveryOptions::resolve(&khome, &config, &cwd).roots.len(),
+        1
+    );
 }
 
 #[test]
 fn external_dirs_expand_and_report_missing_ones() {
     let home = Tree::new();
-    home.skill("skills/u", "u", "Use when user").skill("more/e", "e", "Use when external");
+    home.skill("skills/u", "u", "Use when user")
+        .skill("more/e", "e", "Use when external");
     let khome = knack_config::KnackHome::at(home.path(""));
     let mut config = knack_config::Config::default();
     config.skills.external_dirs = vec!["more".into(), "/nonexistent/knack-test-dir".into()];
@@ -291,13 +413,25 @@ fn cache_sees_content_edits_in_nested_folders_and_new_skills() {
     let options = DiscoveryOptions::with_roots(vec![root(t.path(""), Scope::User)]);
     let cache = DiscoveryCache::new();
     let first = cache.get(&options);
-    assert!(std::sync::Arc::ptr_eq(&first, &cache.get(&options)), "unchanged tree is served from cache");
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &cache.get(&options)),
+        "unchanged tree is served from cache"
+    );
 
     // Same length, new content, mtime moved forward.
     let md = t.path("a/b/c/nested/SKILL.md");
-    std::fs::write(&md, "---\nname: nested\ndescription: Use when new text\n---\n# nested\n\nBody of nested.\n").unwrap();
+    std::fs::write(
+        &md,
+        "---\nname: nested\ndescription: Use when new text\n---\n# nested\n\nBody of nested.\n",
+    )
+    .unwrap();
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(2);
-    std::fs::File::options().write(true).open(&md).unwrap().set_modified(later).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&md)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
     let second = cache.get(&options);
     assert_eq!(second.skills[0].description, "Use when new text");
 

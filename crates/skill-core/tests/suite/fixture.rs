@@ -31,7 +31,9 @@ impl Tree {
     pub fn skill(&self, rel: &str, name: &str, description: &str) -> &Self {
         self.file(
             &format!("{rel}/SKILL.md"),
-            &format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nBody of {name}.\n"),
+            &format!(
+                "---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nBody of {name}.\n"
+            ),
         )
     }
 

@@ -1,3 +1,5 @@
 mod discovery;
 mod fixture;
+mod manage_attacks;
+mod manage_reliability;
 mod view;

@@ -3,7 +3,9 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use skill_core::{DiscoveryOptions, PreprocessOptions, Scope, ViewContext, skill_view, skills_list};
+use skill_core::{
+    DiscoveryOptions, PreprocessOptions, Scope, ViewContext, skill_view, skills_list,
+};
 
 use super::fixture::{Tree, discover_roots, root};
 
@@ -28,9 +30,17 @@ fn fixture() -> (Tree, skill_core::SkillSet) {
     .file("devops/deploy/scripts/go.sh", "#!/bin/sh\necho go\n")
     .file("devops/deploy/notes.txt", "loose notes\n")
     .skill("data/csv", "csv", "Use when exploring CSV");
-    std::fs::write(t.path("devops/deploy/assets/logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0binary").unwrap_or_else(|_| {
+    std::fs::write(
+        t.path("devops/deploy/assets/logo.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0binary",
+    )
+    .unwrap_or_else(|_| {
         std::fs::create_dir_all(t.path("devops/deploy/assets")).unwrap();
-        std::fs::write(t.path("devops/deploy/assets/logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0binary").unwrap();
+        std::fs::write(
+            t.path("devops/deploy/assets/logo.png"),
+            b"\x89PNG\r\n\x1a\n\0\0\0binary",
+        )
+        .unwrap();
     });
     let outside = t.path("outside-secret.txt");
     std::fs::write(&outside, "secret").unwrap();
@@ -79,7 +89,10 @@ fn view_returns_content_links_and_readiness() {
         })
     );
     assert_eq!(out["readiness_status"], json!("setup_needed"));
-    assert_eq!(out["missing_required_environment_variables"], json!(["KNACK_TEST_SURELY_UNSET_VAR"]));
+    assert_eq!(
+        out["missing_required_environment_variables"],
+        json!(["KNACK_TEST_SURELY_UNSET_VAR"])
+    );
     assert_eq!(out["skill_dir"], json!(dir));
 }
 
@@ -90,7 +103,10 @@ fn decoy_is_reachable_as_a_file_of_its_parent() {
     assert_eq!(out["success"], json!(true));
     assert_eq!(out["file"], json!("references/old/SKILL.md"));
     assert!(out["content"].as_str().unwrap().contains("old body"));
-    assert!(matches!(set.resolve("old"), skill_core::Resolution::NotFound));
+    assert!(matches!(
+        set.resolve("old"),
+        skill_core::Resolution::NotFound
+    ));
 }
 
 #[test]
@@ -106,7 +122,10 @@ fn file_escapes_are_refused() {
     ] {
         let out = view(&set, "deploy", Some(bad));
         assert_eq!(out["success"], json!(false), "{bad}: {out}");
-        assert!(out["error"].as_str().unwrap().contains("refused"), "{bad}: {out}");
+        assert!(
+            out["error"].as_str().unwrap().contains("refused"),
+            "{bad}: {out}"
+        );
     }
 }
 
@@ -126,7 +145,12 @@ fn binary_files_are_described_and_missing_files_list_the_rest() {
 #[test]
 fn names_that_are_paths_are_refused() {
     let (_t, set) = fixture();
-    for bad in ["/etc/passwd", "../deploy", "devops/../data/csv", "~/skills/x"] {
+    for bad in [
+        "/etc/passwd",
+        "../deploy",
+        "devops/../data/csv",
+        "~/skills/x",
+    ] {
         let out = view(&set, bad, None);
         assert_eq!(out["success"], json!(false), "{bad}");
     }
@@ -137,7 +161,10 @@ fn ambiguous_not_found_unsupported_and_disabled_failures() {
     let a = Tree::new();
     a.skill("one/dup", "dup", "Use when one")
         .skill("two/dup", "dup", "Use when two")
-        .file("win/SKILL.md", "---\nname: win\ndescription: Use when windows\nplatforms: [windows]\n---\nb\n")
+        .file(
+            "win/SKILL.md",
+            "---\nname: win\ndescription: Use when windows\nplatforms: [windows]\n---\nb\n",
+        )
         .skill("off", "off", "Use when off");
     let mut options = DiscoveryOptions::with_roots(vec![root(a.path(""), Scope::User)]);
     options.platform = "linux".into();

@@ -1,0 +1,104 @@
+//! A session running in its own task, driven by `Op`s and answering with
+//! `Event`s: how the TUI talks to the agent. Interrupts and approvals are
+//! routed at once, even while a turn is running.
+
+use std::sync::{Arc, Mutex};
+
+use agent_protocol::{Event, Op};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use super::{ChannelApprover, EventSink, Session, TurnOutcome};
+
+/// The frontend's side of a running session.
+pub struct SessionHandle {
+    pub ops: UnboundedSender<Op>,
+    pub events: UnboundedReceiver<Event>,
+    pub session_id: String,
+}
+
+/// Runs `session` until `Op::Shutdown` or until every op sender is dropped.
+/// `approver` must be the one the session's tool context uses, so approval
+/// answers reach the waiting terminal call.
+pub fn spawn_session(
+    session: Session,
+    events_rx: UnboundedReceiver<Event>,
+    approver: Option<ChannelApprover>,
+) -> SessionHandle {
+    let session_id = session.id().to_owned();
+    let events = session.events.clone();
+    let (ops_tx, mut ops_rx) = unbounded_channel::<Op>();
+    let (work_tx, work_rx) = unbounded_channel::<Op>();
+    let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
+
+    let router_current = Arc::clone(&current);
+    tokio::spawn(async move {
+        while let Some(op) = ops_rx.recv().await {
+            match op {
+                Op::Interrupt => lock(&router_current).cancel(),
+                Op::Approval { call_id, decision } => {
+                    if let Some(approver) = &approver {
+                        approver.answer(&call_id, decision);
+                    }
+                }
+                Op::Shutdown => {
+                    lock(&router_current).cancel();
+                    let _ = work_tx.send(Op::Shutdown);
+                    break;
+                }
+                other => {
+                    let _ = work_tx.send(other);
+                }
+            }
+        }
+    });
+    tokio::spawn(work_loop(session, work_rx, current, events));
+    SessionHandle {
+        ops: ops_tx,
+        events: events_rx,
+        session_id,
+    }
+}
+
+async fn work_loop(
+    mut session: Session,
+    mut work: UnboundedReceiver<Op>,
+    current: Arc<Mutex<CancellationToken>>,
+    events: EventSink,
+) {
+    while let Some(op) = work.recv().await {
+        let token = CancellationToken::new();
+        *lock(&current) = token.clone();
+        match op {
+            Op::UserTurn { text } => match session.run_turn(&text, token.clone()).await {
+                Ok(TurnOutcome::Answered(_)) => {
+                    events.send(Event::TurnComplete);
+                    if session.review_due() {
+                        // The answer is already on screen; the review follows it.
+                        let _ = session.run_review(token).await;
+                    }
+                }
+                Ok(TurnOutcome::Interrupted) => {}
+                Err(e) => events.send(Event::Error {
+                    message: e.to_string(),
+                }),
+            },
+            Op::RunReview => {
+                if let Err(e) = session.run_review(token).await {
+                    events.send(Event::Error {
+                        message: e.to_string(),
+                    });
+                }
+            }
+            Op::Shutdown => break,
+            Op::Interrupt | Op::Approval { .. } => {}
+        }
+    }
+}
+
+fn lock(token: &Mutex<CancellationToken>) -> std::sync::MutexGuard<'_, CancellationToken> {
+    match token.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}

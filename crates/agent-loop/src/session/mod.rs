@@ -1,0 +1,250 @@
+//! A conversation with the model: the frozen system prompt and tool specs,
+//! the turn loop, skill invocations as user messages, catalog notes, the
+//! self-improvement review, and persistence of every message as it happens.
+
+mod approver;
+mod events;
+mod handle;
+mod review;
+mod turn;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_protocol::{Event, SkillLoadVia};
+use knack_config::{Config, KnackHome};
+use prompt_builder::{Platform, PromptInputs, SessionFacts};
+use skill_core::{DiscoveryCache, PreprocessOptions};
+
+use crate::invocation::{Invocation, InvocationVia, render_invocation};
+use crate::model::{ChatMessage, FrozenTools, ModelClient, freeze_tools};
+use crate::session_store::{NewSession, SessionStore, new_session_id};
+use crate::tools::{Approver, ToolContext, ToolRegistry};
+use crate::{Error, Result};
+
+pub use approver::ChannelApprover;
+pub use events::EventSink;
+pub use handle::{SessionHandle, spawn_session};
+pub use turn::TurnOutcome;
+
+/// Everything needed to start or resume a session.
+pub struct SessionOptions {
+    pub home: KnackHome,
+    pub config: Config,
+    pub cwd: PathBuf,
+    pub platform: Platform,
+    pub model: String,
+    /// Layer 4 of the system prompt (`--system` or `agent.system_message`).
+    pub system_message: Option<String>,
+    /// Skills preloaded with `-s`; sent as an ephemeral user message.
+    pub preload: Vec<String>,
+    /// Continue this stored session with its stored system prompt and tools.
+    pub resume: Option<String>,
+    pub max_iterations: u32,
+    /// Run the self-improvement review at the end of qualifying turns.
+    pub review: bool,
+    pub approver: Arc<dyn Approver>,
+}
+
+/// A live session. Not shared between tasks: the handle owns it.
+pub struct Session {
+    pub(crate) id: String,
+    pub(crate) model: String,
+    pub(crate) client: Arc<dyn ModelClient>,
+    pub(crate) registry: Arc<ToolRegistry>,
+    /// `messages[0]` of every request, byte for byte.
+    pub(crate) system_prompt: String,
+    pub(crate) tools: Option<FrozenTools>,
+    /// The stored conversation after the system prompt.
+    pub(crate) history: Vec<ChatMessage>,
+    /// Preloaded skills, inserted after the system prompt at request time only.
+    pub(crate) preload_message: Option<ChatMessage>,
+    pub(crate) store: Arc<SessionStore>,
+    pub(crate) ctx: ToolContext,
+    /// The visible skills the model was last told about.
+    pub(crate) catalog_baseline: BTreeSet<String>,
+    /// Tool calls since the last `skill_manage` call (drives the review).
+    pub(crate) calls_since_skill_write: u32,
+    pub(crate) max_iterations: u32,
+    pub(crate) review_enabled: bool,
+    pub(crate) review_threshold: u32,
+    pub(crate) preprocess: PreprocessOptions,
+    pub(crate) events: EventSink,
+}
+
+impl Session {
+    /// Builds (or reloads) the frozen prompt and tools and records the session.
+    pub fn start(options: SessionOptions, client: Arc<dyn ModelClient>, events: EventSink) -> Result<Self> {
+        let store = Arc::new(SessionStore::open(&options.home)?);
+        let discovery = Arc::new(DiscoveryCache::new());
+        let registry = Arc::new(ToolRegistry::for_toolsets(&options.config.agent.toolsets));
+        let review_threshold = options.config.skills.review_after_tool_calls;
+        let preprocess = PreprocessOptions::from_config(&options.config.skills);
+
+        let (id, system_prompt, tools, history) = match &options.resume {
+            Some(resume_id) => {
+                let stored = store.load_session(resume_id)?;
+                let tools = match &stored.meta.tools_json {
+                    Some(json) => Some(Arc::from(
+                        serde_json::value::RawValue::from_string(json.clone()).map_err(|e| {
+                            Error::Session(format!("stored tools of {resume_id} are not JSON: {e}"))
+                        })?,
+                    )),
+                    None => None,
+                };
+                let history = stored.chat_messages();
+                (stored.meta.id, stored.meta.system_prompt, tools, history)
+            }
+            None => {
+                let id = new_session_id();
+                let ctx_options = skill_core::DiscoveryOptions::resolve(&options.home, &options.config, &options.cwd);
+                let skills = discovery.get(&ctx_options);
+                let toolsets = options.config.agent.toolsets.clone();
+                let inputs = PromptInputs {
+                    home: options.home.clone(),
+                    config: options.config.clone(),
+                    cwd: options.cwd.clone(),
+                    session: SessionFacts {
+                        session_id: id.clone(),
+                        started: prompt_builder::utc_date(std::time::SystemTime::now()),
+                        model: options.model.clone(),
+                    },
+                    platform: options.platform,
+                    tools: registry.names().iter().map(|s| s.to_string()).collect(),
+                    toolsets,
+                    system_message: options.system_message.clone(),
+                };
+                let (prompt, warnings) = prompt_builder::build_system_prompt(&inputs, &skills);
+                for warning in warnings {
+                    tracing::warn!(%warning, "system prompt");
+                }
+                let tools = freeze_tools(registry.specs())?;
+                store.create_session(&NewSession {
+                    id: Some(id.clone()),
+                    model: options.model.clone(),
+                    system_prompt: prompt.text(),
+                    tools_json: tools.as_ref().map(|t| t.get().to_owned()),
+                    platform: options.platform.as_str().to_owned(),
+                    cwd: options.cwd.to_string_lossy().into_owned(),
+                })?;
+                (id, prompt.text(), tools, Vec::new())
+            }
+        };
+
+        let ctx = ToolContext::new(options.home.clone(), options.config.clone(), options.cwd.clone(), id.clone())
+            .with_approver(Arc::clone(&options.approver))
+            .with_sessions(Arc::clone(&store))
+            .with_discovery(Arc::clone(&discovery));
+        let mut session = Self {
+            id,
+            model: options.model,
+            client,
+            registry,
+            system_prompt,
+            tools,
+            history,
+            preload_message: None,
+            store,
+            catalog_baseline: BTreeSet::new(),
+            ctx,
+            calls_since_skill_write: 0,
+            max_iterations: options.max_iterations.max(1),
+            review_enabled: options.review && review_threshold > 0,
+            review_threshold,
+            preprocess,
+            events,
+        };
+        session.catalog_baseline = session.visible_catalog();
+        session.events.send(Event::SessionStarted {
+            session_id: session.id.clone(),
+            model: session.model.clone(),
+        });
+        session.preload(&options.preload)?;
+        Ok(session)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn history(&self) -> &[ChatMessage] {
+        &self.history
+    }
+
+    pub fn tool_context(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    /// Qualified ids of the skills every surface shows right now.
+    pub(crate) fn visible_catalog(&self) -> BTreeSet<String> {
+        self.ctx
+            .skills()
+            .visible()
+            .iter()
+            .map(|s| s.qualified_id())
+            .collect()
+    }
+
+    fn preload(&mut self, names: &[String]) -> Result<()> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let set = self.ctx.skills();
+        let mut skills = Vec::new();
+        for name in names {
+            match set.resolve(name) {
+                skill_core::Resolution::Found(skill) => skills.push(skill),
+                skill_core::Resolution::Ambiguous(c) => {
+                    return Err(Error::Session(format!(
+                        "-s {name} matches more than one skill; use one of: {}",
+                        c.iter().map(|s| s.qualified_id()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                skill_core::Resolution::Gated(skill, _) => {
+                    return Err(Error::Session(format!(
+                        "-s {name}: skill '{}' is hidden on this machine (platform or skills.disabled)",
+                        skill.name
+                    )));
+                }
+                skill_core::Resolution::NotFound => {
+                    return Err(Error::Session(format!(
+                        "-s {name}: no such skill; `knack skills list` shows what is available"
+                    )));
+                }
+            }
+        }
+        for skill in &skills {
+            self.events.send(Event::SkillLoaded {
+                name: skill.name.clone(),
+                via: SkillLoadVia::Preload,
+            });
+        }
+        let invocation = Invocation {
+            skills,
+            text: String::new(),
+        };
+        let text = render_invocation(&invocation, InvocationVia::Preload, &self.id, &self.preprocess);
+        self.preload_message = Some(ChatMessage::user(text));
+        Ok(())
+    }
+
+    /// Appends a message to the conversation and to `state.db` at once.
+    pub(crate) fn record(&mut self, message: ChatMessage) -> Result<()> {
+        self.store.append_message(&self.id, &message)?;
+        self.history.push(message);
+        Ok(())
+    }
+
+    /// The messages of the next request: system, preload, history.
+    pub(crate) fn request_messages(&self, extra: &[ChatMessage]) -> Vec<ChatMessage> {
+        let mut messages = Vec::with_capacity(self.history.len() + extra.len() + 2);
+        messages.push(ChatMessage::system(self.system_prompt.clone()));
+        if let Some(preload) = &self.preload_message {
+            messages.push(preload.clone());
+        }
+        messages.extend(self.history.iter().cloned());
+        messages.extend(extra.iter().cloned());
+        messages
+    }
+}

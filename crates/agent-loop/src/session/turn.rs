@@ -1,0 +1,252 @@
+//! One turn: the user's message (or skill invocation), then model requests and
+//! tool dispatch until the model answers without calling a tool.
+
+use std::time::Instant;
+
+use agent_protocol::{Event, SkillActor, SkillLoadVia, TurnAbortReason};
+use futures::future::join_all;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use crate::invocation::{InvocationVia, parse_invocation, render_invocation};
+use crate::model::{ChatMessage, ChatRequest, Completion, RequestPurpose, StreamUpdate, ToolCall};
+use crate::tools::ToolContext;
+use crate::{Error, Result};
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    /// The model answered; the text of its final message.
+    Answered(String),
+    /// The user interrupted; what was said so far is saved.
+    Interrupted,
+}
+
+impl Session {
+    /// Runs one user turn to its end. Tool errors go back to the model; only a
+    /// model or transport failure (after retries) is an `Err`.
+    pub async fn run_turn(&mut self, text: &str, cancel: CancellationToken) -> Result<TurnOutcome> {
+        let user_message = self.user_message(text)?;
+        self.ctx.cancel = cancel.clone();
+        if self.history.is_empty()
+            && let Some(title) = crate::session_store::title_from(text)
+        {
+            let _ = self.store.set_title(&self.id, &title);
+        }
+        self.record(ChatMessage::user(user_message))?;
+
+        for iteration in 0..self.max_iterations {
+            // Another process may have changed skills between turns; within a
+            // turn only this session's own writes can, and those are recorded.
+            let changed_here = self.ctx.catalog.take().is_some();
+            if iteration == 0 || changed_here {
+                self.append_catalog_note()?;
+            }
+            let completion = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Ok(self.interrupted()),
+                result = self.request(RequestPurpose::Turn, &[]) => result?,
+            };
+            self.record(completion.to_message())?;
+            if completion.tool_calls.is_empty() {
+                self.events.send(Event::AssistantMessage {
+                    text: completion.content.clone(),
+                });
+                return Ok(TurnOutcome::Answered(completion.content));
+            }
+            if !completion.content.trim().is_empty() {
+                self.events.send(Event::AssistantMessage {
+                    text: completion.content.clone(),
+                });
+            }
+            let ctx = self.ctx.clone();
+            let results = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                results = dispatch_calls(self, &completion.tool_calls, &ctx, SkillActor::Agent) => Some(results?),
+            };
+            let Some(results) = results else {
+                // Every call still needs its answer, or the history is unusable on resume.
+                for call in &completion.tool_calls {
+                    self.record(ChatMessage::tool_result(
+                        call.id.clone(),
+                        r#"{"success": false, "error": "interrupted by the user"}"#,
+                    ))?;
+                }
+                return Ok(self.interrupted());
+            };
+            for (call, content) in completion.tool_calls.iter().zip(results) {
+                self.record(ChatMessage::tool_result(call.id.clone(), content))?;
+            }
+            self.count_tool_calls(&completion.tool_calls);
+        }
+        Err(Error::Session(format!(
+            "the model was still calling tools after {} iterations (agent.max_iterations); the session is saved, resume it to continue",
+            self.max_iterations
+        )))
+    }
+
+    fn interrupted(&self) -> TurnOutcome {
+        self.events.send(Event::TurnAborted {
+            reason: TurnAbortReason::Interrupted,
+        });
+        TurnOutcome::Interrupted
+    }
+
+    /// The text the user typed, or the invocation message for `/skill` lines.
+    fn user_message(&self, text: &str) -> Result<String> {
+        let set = self.ctx.skills();
+        match parse_invocation(text, &set) {
+            Ok(None) => Ok(text.to_owned()),
+            Ok(Some(invocation)) => {
+                for skill in &invocation.skills {
+                    self.events.send(Event::SkillLoaded {
+                        name: skill.name.clone(),
+                        via: SkillLoadVia::Slash,
+                    });
+                }
+                Ok(render_invocation(&invocation, InvocationVia::Slash, &self.id, &self.preprocess))
+            }
+            Err(e) => Err(Error::Session(e.to_string())),
+        }
+    }
+
+    pub(crate) fn count_tool_calls(&mut self, calls: &[ToolCall]) {
+        for call in calls {
+            if call.function.name == "skill_manage" {
+                self.calls_since_skill_write = 0;
+            } else {
+                self.calls_since_skill_write += 1;
+            }
+        }
+    }
+
+    /// When skills appeared or disappeared since the model last heard, one
+    /// short user-role note tells it; the system prompt stays as it was.
+    fn append_catalog_note(&mut self) -> Result<()> {
+        let current = self.visible_catalog();
+        if current == self.catalog_baseline {
+            return Ok(());
+        }
+        let added: Vec<String> = current.difference(&self.catalog_baseline).cloned().collect();
+        let removed: Vec<String> = self.catalog_baseline.difference(&current).cloned().collect();
+        self.catalog_baseline = current;
+        let mut note = String::from("[Skill catalog update]");
+        if !added.is_empty() {
+            note.push_str(&format!(" New skills you can load with skill_view: {}.", added.join(", ")));
+        }
+        if !removed.is_empty() {
+            note.push_str(&format!(" No longer available: {}.", removed.join(", ")));
+        }
+        self.record(ChatMessage::user(note))?;
+        self.events.send(Event::CatalogNote { added, removed });
+        Ok(())
+    }
+
+    /// Sends one request and streams its events; `extra` messages follow the
+    /// stored history (the review's fork uses this).
+    pub(crate) async fn request(&self, purpose: RequestPurpose, extra: &[ChatMessage]) -> Result<Completion> {
+        let request = ChatRequest {
+            model: self.model.clone(),
+            messages: self.request_messages(extra),
+            tools: self.tools.clone(),
+            purpose,
+            session_id: self.id.clone(),
+        };
+        let events = self.events.clone();
+        let stream_text = purpose == RequestPurpose::Turn;
+        let mut on_update = move |update: StreamUpdate| match update {
+            StreamUpdate::TextDelta(text) if stream_text => events.send(Event::AssistantDelta { text }),
+            StreamUpdate::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => events.send(Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            }),
+            StreamUpdate::TextDelta(_)
+            | StreamUpdate::ReasoningDelta(_)
+            | StreamUpdate::ToolCallStarted { .. }
+            | StreamUpdate::Reset => {}
+        };
+        let completion = self.client.stream_chat(&request, &mut on_update).await?;
+        if let Some(usage) = completion.usage {
+            self.events.send(Event::Usage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.cached_tokens.unwrap_or(0),
+            });
+        }
+        Ok(completion)
+    }
+}
+
+/// Runs a batch of tool calls: read-only ones concurrently, mutating ones one
+/// at a time in the order the model gave; results come back in call order.
+pub(crate) async fn dispatch_calls(
+    session: &Session,
+    calls: &[ToolCall],
+    ctx: &ToolContext,
+    actor: SkillActor,
+) -> Result<Vec<String>> {
+    let mut results: Vec<Option<String>> = vec![None; calls.len()];
+    let mut start = 0;
+    while start < calls.len() {
+        if session.registry.is_mutating(&calls[start].function.name) {
+            results[start] = Some(run_call(session, &calls[start], ctx, actor).await?);
+            start += 1;
+            continue;
+        }
+        let mut end = start;
+        while end < calls.len() && !session.registry.is_mutating(&calls[end].function.name) {
+            end += 1;
+        }
+        let batch = join_all(calls[start..end].iter().map(|c| run_call(session, c, ctx, actor))).await;
+        for (offset, result) in batch.into_iter().enumerate() {
+            results[start + offset] = Some(result?);
+        }
+        start = end;
+    }
+    Ok(results.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+async fn run_call(session: &Session, call: &ToolCall, ctx: &ToolContext, actor: SkillActor) -> Result<String> {
+    let name = &call.function.name;
+    session
+        .events
+        .send(Event::tool_call_begin(call.id.clone(), name.clone(), &call.function.arguments));
+    let started = Instant::now();
+    let reply = session.registry.dispatch(name, &call.function.arguments, ctx).await?;
+    let success = reply.success();
+    let content = reply.content();
+    session.events.send(Event::ToolCallOutput {
+        call_id: call.id.clone(),
+        output: preview(&content),
+    });
+    session.events.send(Event::ToolCallEnd {
+        call_id: call.id.clone(),
+        name: name.clone(),
+        success,
+        duration_ms: started.elapsed().as_millis() as u64,
+    });
+    if success && name == "skill_manage" {
+        let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
+        session.events.send(Event::SkillWritten {
+            action: args["action"].as_str().unwrap_or("write").to_owned(),
+            name: args["name"].as_str().unwrap_or("?").to_owned(),
+            actor,
+        });
+    }
+    Ok(content)
+}
+
+fn preview(content: &str) -> String {
+    const MAX: usize = 2000;
+    match content.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &content[..at]),
+        None => content.to_owned(),
+    }
+}

@@ -1,0 +1,540 @@
+//! `$KNACK_HOME/state.db`: every session (with its frozen system prompt and tool specs) and
+//! every message as it happens, plus an FTS5 index over message text for `session_search`.
+//!
+//! SQLite in WAL mode with a busy timeout, so a TUI session, a headless run and
+//! `knack sessions` can use the file at once. The schema moves forward through
+//! numbered migrations recorded in `PRAGMA user_version`.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use knack_config::KnackHome;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::model::{ChatMessage, Role, ToolCall};
+use crate::tools::lock;
+use crate::{Error, Result, time};
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Characters of the first user message kept as a session's title.
+pub const TITLE_CHARS: usize = 60;
+/// Tokens of context FTS5 shows around a hit.
+const SNIPPET_TOKENS: i64 = 16;
+
+/// Schema steps; step `i` brings the database to version `i + 1`. Append only.
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions, messages, and the full-text index kept in sync by triggers.
+    // Only user and assistant text is indexed: tool output is mostly noise for recall.
+    r"
+    CREATE TABLE sessions (
+        id            TEXT PRIMARY KEY,
+        started_at    TEXT NOT NULL,
+        title         TEXT,
+        model         TEXT NOT NULL DEFAULT '',
+        system_prompt TEXT NOT NULL DEFAULT '',
+        tools_json    TEXT,
+        platform      TEXT NOT NULL DEFAULT '',
+        cwd           TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE messages (
+        id              INTEGER PRIMARY KEY,
+        session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq             INTEGER NOT NULL,
+        role            TEXT NOT NULL,
+        content         TEXT,
+        tool_calls_json TEXT,
+        tool_call_id    TEXT,
+        created_at      TEXT NOT NULL,
+        UNIQUE (session_id, seq)
+    );
+    CREATE INDEX sessions_by_start ON sessions(started_at);
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content,
+        content = 'messages',
+        content_rowid = 'id',
+        tokenize = 'porter unicode61'
+    );
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+    WHEN new.role IN ('user', 'assistant') AND new.content IS NOT NULL BEGIN
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+    WHEN old.role IN ('user', 'assistant') AND old.content IS NOT NULL BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+    ",
+];
+
+/// What a new session starts with.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// Use this id (the prompt may already name it); `None` makes a fresh one.
+    pub id: Option<String>,
+    pub model: String,
+    /// The frozen system prompt, sent unchanged on every request (and on resume).
+    pub system_prompt: String,
+    /// The frozen `tools` array as JSON text.
+    pub tools_json: Option<String>,
+    /// `tui`, `cli`, ...
+    pub platform: String,
+    pub cwd: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionMeta {
+    pub id: String,
+    pub started_at: String,
+    pub title: Option<String>,
+    pub model: String,
+    pub system_prompt: String,
+    pub tools_json: Option<String>,
+    pub platform: String,
+    pub cwd: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub started_at: String,
+    pub title: Option<String>,
+    pub model: String,
+    pub message_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredMessage {
+    pub seq: i64,
+    pub created_at: String,
+    #[serde(flatten)]
+    pub message: ChatMessage,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredSession {
+    pub meta: SessionMeta,
+    pub messages: Vec<StoredMessage>,
+}
+
+impl StoredSession {
+    /// The conversation to resume (the system prompt comes from `meta`).
+    pub fn chat_messages(&self) -> Vec<ChatMessage> {
+        self.messages.iter().map(|m| m.message.clone()).collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchHit {
+    pub session_id: String,
+    pub role: String,
+    pub snippet: String,
+}
+
+/// The open database. `Sync` (one connection behind a mutex), so a session and
+/// its tools can share it through an `Arc`.
+pub struct SessionStore {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl SessionStore {
+    /// Opens (creating if needed) `state.db` under the home and brings its schema up to date.
+    pub fn open(home: &KnackHome) -> Result<Self> {
+        Self::open_path(&home.state_db())
+    }
+
+    pub fn open_path(path: &Path) -> Result<Self> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        let store_error = |source| Error::Store {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(store_error)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
+        // journal_mode answers with the mode it ended up in; WAL is best effort
+        // (some file systems cannot do it) and the store works without it.
+        let _mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(store_error)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(store_error)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(store_error)?;
+        migrate(&mut conn, path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records a new session and returns its id.
+    pub fn create_session(&self, new: &NewSession) -> Result<String> {
+        let conn = lock(&self.conn);
+        let started_at = time::now_rfc3339();
+        let mut attempts = 0;
+        loop {
+            let id = match &new.id {
+                Some(id) => id.clone(),
+                None => new_session_id(),
+            };
+            let inserted = conn.execute(
+                "INSERT INTO sessions (id, started_at, model, system_prompt, tools_json, platform, cwd)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    started_at,
+                    new.model,
+                    new.system_prompt,
+                    new.tools_json,
+                    new.platform,
+                    new.cwd
+                ],
+            );
+            match inserted {
+                Ok(_) => return Ok(id),
+                // A fresh id collided (same second, same random suffix): draw again.
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::ConstraintViolation
+                        && new.id.is_none()
+                        && attempts < 5 =>
+                {
+                    attempts += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Appends one message in its own transaction. The first user message also
+    /// becomes the session's title when it has none.
+    pub fn append_message(&self, session_id: &str, message: &ChatMessage) -> Result<i64> {
+        let mut conn = lock(&self.conn);
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let exists: Option<i64> = tx
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if exists.is_none() {
+            return Err(Error::SessionNotFound(session_id.to_owned()));
+        }
+        let seq: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?1",
+            [session_id],
+            |r| r.get(0),
+        )?;
+        let tool_calls_json = match &message.tool_calls {
+            Some(calls) => Some(serde_json::to_string(calls)?),
+            None => None,
+        };
+        tx.execute(
+            "INSERT INTO messages (session_id, seq, role, content, tool_calls_json, tool_call_id, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                session_id,
+                seq,
+                role_name(message.role),
+                message.content,
+                tool_calls_json,
+                message.tool_call_id,
+                time::now_rfc3339()
+            ],
+        )?;
+        if message.role == Role::User
+            && let Some(text) = message.content.as_deref()
+            && let Some(title) = title_from(text)
+        {
+            tx.execute(
+                "UPDATE sessions SET title = ?1 WHERE id = ?2 AND title IS NULL",
+                params![title, session_id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(seq)
+    }
+
+    /// Sets the title (cut to [`TITLE_CHARS`]), replacing any earlier one.
+    pub fn set_title(&self, session_id: &str, title: &str) -> Result<()> {
+        let conn = lock(&self.conn);
+        let changed = conn.execute(
+            "UPDATE sessions SET title = ?1 WHERE id = ?2",
+            params![title_from(title), session_id],
+        )?;
+        if changed == 0 {
+            return Err(Error::SessionNotFound(session_id.to_owned()));
+        }
+        Ok(())
+    }
+
+    pub fn load_session(&self, session_id: &str) -> Result<StoredSession> {
+        let conn = lock(&self.conn);
+        let meta = conn
+            .query_row(
+                "SELECT id, started_at, title, model, system_prompt, tools_json, platform, cwd
+                 FROM sessions WHERE id = ?1",
+                [session_id],
+                |r| {
+                    Ok(SessionMeta {
+                        id: r.get(0)?,
+                        started_at: r.get(1)?,
+                        title: r.get(2)?,
+                        model: r.get(3)?,
+                        system_prompt: r.get(4)?,
+                        tools_json: r.get(5)?,
+                        platform: r.get(6)?,
+                        cwd: r.get(7)?,
+                    })
+                },
+            )
+            .optional()?
+            .ok_or_else(|| Error::SessionNotFound(session_id.to_owned()))?;
+        let mut stmt = conn.prepare(
+            "SELECT seq, created_at, role, content, tool_calls_json, tool_call_id
+             FROM messages WHERE session_id = ?1 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map([session_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<String>>(5)?,
+            ))
+        })?;
+        let mut messages = Vec::new();
+        for row in rows {
+            let (seq, created_at, role, content, calls, tool_call_id) = row?;
+            let role = parse_role(&role).ok_or_else(|| {
+                Error::Corrupt(format!("message {seq} has unknown role '{role}'"))
+            })?;
+            let tool_calls = match calls {
+                Some(text) => Some(serde_json::from_str::<Vec<ToolCall>>(&text).map_err(|e| {
+                    Error::Corrupt(format!("message {seq} has unreadable tool calls: {e}"))
+                })?),
+                None => None,
+            };
+            messages.push(StoredMessage {
+                seq,
+                created_at,
+                message: ChatMessage {
+                    role,
+                    content,
+                    tool_calls,
+                    tool_call_id,
+                },
+            });
+        }
+        Ok(StoredSession { meta, messages })
+    }
+
+    /// Every session, newest first.
+    pub fn list(&self) -> Result<Vec<SessionSummary>> {
+        let conn = lock(&self.conn);
+        let mut stmt = conn.prepare(
+            "SELECT s.id, s.started_at, s.title, s.model,
+                    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)
+             FROM sessions s ORDER BY s.started_at DESC, s.id DESC",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SessionSummary {
+                id: r.get(0)?,
+                started_at: r.get(1)?,
+                title: r.get(2)?,
+                model: r.get(3)?,
+                message_count: r.get::<_, i64>(4)?.try_into().unwrap_or(0),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Messages matching every word of `query`, best first, outside `exclude`.
+    ///
+    /// The query is never handed to FTS5 as syntax: each word is quoted, so
+    /// quotes, stars, colons and keywords like `NOT` are just text.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        exclude: Option<&str>,
+    ) -> Result<Vec<SearchHit>> {
+        let Some(fts_query) = fts_query(query) else {
+            return Ok(Vec::new());
+        };
+        let conn = lock(&self.conn);
+        let mut stmt = conn.prepare(
+            "SELECT m.session_id, m.role,
+                    snippet(messages_fts, 0, '**', '**', '…', ?4)
+             FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+             WHERE messages_fts MATCH ?1 AND m.session_id IS NOT ?2
+             ORDER BY bm25(messages_fts), m.id DESC
+             LIMIT ?3",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![fts_query, exclude, limit, SNIPPET_TOKENS], |r| {
+            Ok(SearchHit {
+                session_id: r.get(0)?,
+                role: r.get(1)?,
+                snippet: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Deletes a session and its messages (and their index entries).
+    pub fn delete(&self, session_id: &str) -> Result<()> {
+        let mut conn = lock(&self.conn);
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("DELETE FROM messages WHERE session_id = ?1", [session_id])?;
+        let removed = tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
+        if removed == 0 {
+            return Err(Error::SessionNotFound(session_id.to_owned()));
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn schema_version(&self) -> Result<i64> {
+        let conn = lock(&self.conn);
+        Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let known = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found > known {
+        return Err(Error::StoreTooNew {
+            path: path.to_path_buf(),
+            found,
+            known,
+        });
+    }
+    for (step, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(found).unwrap_or(0))
+    {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Another process may have migrated while we waited for the lock.
+        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if now > i64::try_from(step).unwrap_or(i64::MAX) {
+            continue;
+        }
+        tx.execute_batch(sql)?;
+        tx.pragma_update(
+            None,
+            "user_version",
+            i64::try_from(step + 1).unwrap_or(i64::MAX),
+        )?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// A fresh id: `YYYYMMDD-HHMMSS-xxxxxx` (UTC, then 6 random hex digits), sortable by start time.
+pub fn new_session_id() -> String {
+    let now = SystemTime::now();
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u128(
+        now.duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.write_u32(std::process::id());
+    let suffix = hasher.finish() & 0x00ff_ffff;
+    format!("{}-{suffix:06x}", time::compact(now))
+}
+
+/// The title for a first message: whitespace collapsed, cut to [`TITLE_CHARS`].
+pub fn title_from(text: &str) -> Option<String> {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.is_empty() {
+        return None;
+    }
+    Some(
+        flat.chars()
+            .take(TITLE_CHARS)
+            .collect::<String>()
+            .trim_end()
+            .to_owned(),
+    )
+}
+
+/// Each word quoted as an FTS5 string (`"` doubled inside), joined by spaces (AND).
+fn fts_query(query: &str) -> Option<String> {
+    let terms: Vec<String> = query
+        .split_whitespace()
+        .map(|word| format!("\"{}\"", word.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+fn parse_role(name: &str) -> Option<Role> {
+    match name {
+        "system" => Some(Role::System),
+        "user" => Some(Role::User),
+        "assistant" => Some(Role::Assistant),
+        "tool" => Some(Role::Tool),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_sortable_and_distinct() {
+        let a = new_session_id();
+        let b = new_session_id();
+        assert_eq!(a.len(), "20250131-120005-abcdef".len(), "{a}");
+        assert_ne!(a, b);
+        assert!(a[16..].chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+    }
+
+    #[test]
+    fn fts_queries_quote_every_word() {
+        assert_eq!(
+            fts_query("deploy k8s").as_deref(),
+            Some(r#""deploy" "k8s""#)
+        );
+        assert_eq!(
+            fts_query(r#"say "hi""#).as_deref(),
+            Some(r#""say" """hi""""#)
+        );
+        assert_eq!(fts_query("   "), None);
+    }
+
+    #[test]
+    fn titles_are_flattened_and_cut() {
+        assert_eq!(
+            title_from("  fix\nthe   build ").as_deref(),
+            Some("fix the build")
+        );
+        let long = "x".repeat(100);
+        assert_eq!(
+            title_from(&long).map(|t| t.chars().count()),
+            Some(TITLE_CHARS)
+        );
+        assert_eq!(title_from(" \n "), None);
+    }
+}

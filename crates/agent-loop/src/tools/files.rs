@@ -1,0 +1,527 @@
+//! The `file` toolset: `read_file` (numbered line ranges), `write_file` (atomic),
+//! `patch` (skill-core's fuzzy engine) and `search_files` (gitignore-aware regex or glob).
+//! Paths resolve against the session's cwd; the skills folder is written only through skill_manage.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Component, Path, PathBuf};
+
+use regex::RegexBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolFuture, Toolset, parameters_schema, parse_args};
+
+/// Files larger than this are not read at all.
+const MAX_READ_BYTES: u64 = 20 * 1024 * 1024;
+const DEFAULT_LINE_LIMIT: usize = 500;
+const MAX_LINE_LIMIT: usize = 2_000;
+/// One very long line (minified code) is cut to this many characters.
+const MAX_LINE_CHARS: usize = 2_000;
+/// Total characters of numbered content one read returns.
+const MAX_READ_CHARS: usize = 100_000;
+/// Bytes sniffed for a NUL to call a file binary.
+const BINARY_SNIFF_BYTES: usize = 8_192;
+const DEFAULT_SEARCH_RESULTS: usize = 50;
+const MAX_SEARCH_RESULTS: usize = 500;
+const MAX_MATCH_LINE_CHARS: usize = 300;
+
+pub struct ReadFile;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    /// File to read; relative paths start at the working directory.
+    path: String,
+    /// First line to show, counting from 1 (default 1).
+    offset: Option<usize>,
+    /// How many lines to show (default 500, at most 2000).
+    limit: Option<usize>,
+}
+
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::File
+    }
+    fn description(&self) -> &'static str {
+        "Read a text file with line numbers. Use offset and limit to page through long files; \
+         the result says how many lines the file has."
+    }
+    fn parameters(&self) -> Value {
+        parameters_schema::<ReadArgs>()
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: ReadArgs = parse_args(self.name(), args)?;
+            let path = ctx.resolve_path(&args.path);
+            blocking(move || read_lines(&path, args.offset, args.limit)).await
+        })
+    }
+}
+
+fn read_lines(
+    path: &Path,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> Result<Value, ToolError> {
+    let meta = fs::metadata(path).map_err(|e| io_error("cannot read", path, &e))?;
+    if meta.is_dir() {
+        return Err(ToolError::model_with_hint(
+            format!("{} is a directory.", path.display()),
+            "List files with search_files (mode \"files\") or the terminal.",
+        ));
+    }
+    if meta.len() > MAX_READ_BYTES {
+        return Err(ToolError::model_with_hint(
+            format!(
+                "{} is {} bytes, more than read_file handles ({MAX_READ_BYTES}).",
+                path.display(),
+                meta.len()
+            ),
+            "Look at parts of it with the terminal (head, tail, grep).",
+        ));
+    }
+    let bytes = fs::read(path).map_err(|e| io_error("cannot read", path, &e))?;
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err(ToolError::model(format!(
+            "{} looks like a binary file ({} bytes); read_file shows text only.",
+            path.display(),
+            bytes.len()
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    let start = offset.unwrap_or(1).max(1);
+    let limit = limit.unwrap_or(DEFAULT_LINE_LIMIT).clamp(1, MAX_LINE_LIMIT);
+    if start > total.max(1) {
+        return Err(ToolError::model(format!(
+            "offset {start} is past the end of {} ({total} lines).",
+            path.display()
+        )));
+    }
+    let mut content = String::new();
+    let mut end = start.saturating_sub(1);
+    let mut cut_by_size = false;
+    for (i, line) in lines.iter().enumerate().skip(start - 1).take(limit) {
+        let shown: String = if line.chars().count() > MAX_LINE_CHARS {
+            let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
+            format!("{cut} [line cut]")
+        } else {
+            (*line).to_owned()
+        };
+        let numbered = format!("{:>6}\t{shown}\n", i + 1);
+        if content.len() + numbered.len() > MAX_READ_CHARS && end >= start {
+            cut_by_size = true;
+            break;
+        }
+        content.push_str(&numbered);
+        end = i + 1;
+    }
+    let mut out = json!({
+        "success": true,
+        "path": path.display().to_string(),
+        "content": content,
+        "start_line": start,
+        "end_line": end,
+        "total_lines": total,
+    });
+    if end < total {
+        out["truncated"] = json!(true);
+        out["hint"] = json!(format!(
+            "{}Continue with offset {}.",
+            if cut_by_size {
+                "The size cap was reached. "
+            } else {
+                ""
+            },
+            end + 1
+        ));
+    }
+    Ok(out)
+}
+
+pub struct WriteFile;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WriteArgs {
+    /// File to write; missing parent folders are created.
+    path: String,
+    /// The complete new content of the file.
+    content: String,
+}
+
+impl Tool for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::File
+    }
+    fn description(&self) -> &'static str {
+        "Write a whole file, replacing what was there (parent folders are created). \
+         For small changes to an existing file prefer patch."
+    }
+    fn parameters(&self) -> Value {
+        parameters_schema::<WriteArgs>()
+    }
+    fn is_mutating(&self) -> bool {
+        true
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: WriteArgs = parse_args(self.name(), args)?;
+            let path = ctx.resolve_path(&args.path);
+            refuse_skills_dir(ctx, &path)?;
+            blocking(move || {
+                let existed = path.exists();
+                write_atomic(&path, args.content.as_bytes())?;
+                Ok(json!({
+                    "success": true,
+                    "path": path.display().to_string(),
+                    "bytes_written": args.content.len(),
+                    "created": !existed,
+                }))
+            })
+            .await
+        })
+    }
+}
+
+pub struct Patch;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PatchArgs {
+    /// File to change.
+    path: String,
+    /// The text to replace, quoted from the file with enough context to be unique.
+    old_string: String,
+    /// The replacement text.
+    new_string: String,
+    /// Replace every occurrence instead of exactly one (default false).
+    replace_all: Option<bool>,
+}
+
+impl Tool for Patch {
+    fn name(&self) -> &'static str {
+        "patch"
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::File
+    }
+    fn description(&self) -> &'static str {
+        "Replace a piece of text in a file. old_string must identify one place (or set \
+         replace_all); small differences in whitespace, indentation or quoting are tolerated."
+    }
+    fn parameters(&self) -> Value {
+        parameters_schema::<PatchArgs>()
+    }
+    fn is_mutating(&self) -> bool {
+        true
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: PatchArgs = parse_args(self.name(), args)?;
+            let path = ctx.resolve_path(&args.path);
+            refuse_skills_dir(ctx, &path)?;
+            blocking(move || {
+                let content =
+                    fs::read_to_string(&path).map_err(|e| io_error("cannot read", &path, &e))?;
+                let (patched, replacements) = skill_core::fuzzy_patch::apply(
+                    &content,
+                    &args.old_string,
+                    &args.new_string,
+                    args.replace_all.unwrap_or(false),
+                )
+                .map_err(|e| match e.hint() {
+                    Some(hint) => ToolError::model_with_hint(e.to_string(), hint),
+                    None => ToolError::model(e.to_string()),
+                })?;
+                write_atomic(&path, patched.as_bytes())?;
+                Ok(json!({
+                    "success": true,
+                    "path": path.display().to_string(),
+                    "replacements": replacements,
+                }))
+            })
+            .await
+        })
+    }
+}
+
+pub struct SearchFiles;
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum SearchMode {
+    /// Lines whose text matches the regular expression `pattern`.
+    #[default]
+    Content,
+    /// Files whose path matches the glob `pattern`.
+    Files,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    /// A regular expression (mode content) or a glob such as "*.rs" or "src/**/*.md" (mode files).
+    pattern: String,
+    /// Folder (or file) to search; default the working directory.
+    path: Option<String>,
+    /// "content" (default) searches inside files; "files" lists matching file paths.
+    mode: Option<SearchMode>,
+    /// In content mode, only search files matching this glob, e.g. "*.py".
+    file_glob: Option<String>,
+    /// Ignore case in content mode.
+    case_insensitive: Option<bool>,
+    /// Most results to return (default 50, at most 500).
+    max_results: Option<usize>,
+}
+
+impl Tool for SearchFiles {
+    fn name(&self) -> &'static str {
+        "search_files"
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::File
+    }
+    fn description(&self) -> &'static str {
+        "Search files under a folder, skipping what .gitignore excludes. Mode content \
+         returns matching lines as path:line: text; mode files lists paths matching a glob."
+    }
+    fn parameters(&self) -> Value {
+        parameters_schema::<SearchArgs>()
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: SearchArgs = parse_args(self.name(), args)?;
+            let root = ctx.resolve_path(args.path.as_deref().unwrap_or("."));
+            let cwd = ctx.cwd.clone();
+            let cancel = ctx.cancel.clone();
+            blocking(move || search(&args, &root, &cwd, &cancel)).await
+        })
+    }
+}
+
+fn search(
+    args: &SearchArgs,
+    root: &Path,
+    cwd: &Path,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Value, ToolError> {
+    if !root.exists() {
+        return Err(ToolError::model(format!(
+            "{} does not exist.",
+            root.display()
+        )));
+    }
+    let max = args
+        .max_results
+        .unwrap_or(DEFAULT_SEARCH_RESULTS)
+        .clamp(1, MAX_SEARCH_RESULTS);
+    let mode = args.mode.unwrap_or_default();
+    let glob = match mode {
+        SearchMode::Files => Some(args.pattern.as_str()),
+        SearchMode::Content => args.file_glob.as_deref(),
+    };
+    let mut walker = ignore::WalkBuilder::new(root);
+    walker.require_git(false).sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(glob) = glob.filter(|g| !g.trim().is_empty()) {
+        let overrides = ignore::overrides::OverrideBuilder::new(root)
+            .add(glob.trim())
+            .and_then(|b| b.build())
+            .map_err(|e| ToolError::model(format!("invalid glob '{glob}': {e}")))?;
+        walker.overrides(overrides);
+    }
+    let regex = match mode {
+        SearchMode::Content => Some(
+            RegexBuilder::new(&args.pattern)
+                .case_insensitive(args.case_insensitive.unwrap_or(false))
+                .size_limit(1 << 22)
+                .build()
+                .map_err(|e| {
+                    ToolError::model_with_hint(
+                        format!("invalid regular expression: {e}"),
+                        "Escape special characters such as ( ) [ ] . * + ? with a backslash.",
+                    )
+                })?,
+        ),
+        SearchMode::Files => None,
+    };
+
+    let mut results = Vec::new();
+    let mut truncated = false;
+    'walk: for entry in walker.build() {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let shown = display_path(entry.path(), cwd);
+        let Some(regex) = &regex else {
+            if results.len() == max {
+                truncated = true;
+                break;
+            }
+            results.push(shown);
+            continue;
+        };
+        let Ok(file) = fs::File::open(entry.path()) else {
+            continue;
+        };
+        let mut reader = BufReader::new(file);
+        if is_binary(&mut reader) {
+            continue;
+        }
+        let mut line = Vec::new();
+        let mut number = 0usize;
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            number += 1;
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if regex.is_match(text) {
+                if results.len() == max {
+                    truncated = true;
+                    break 'walk;
+                }
+                let text: String = if text.chars().count() > MAX_MATCH_LINE_CHARS {
+                    let cut: String = text.chars().take(MAX_MATCH_LINE_CHARS).collect();
+                    format!("{cut}…")
+                } else {
+                    text.to_owned()
+                };
+                results.push(format!("{shown}:{number}: {text}"));
+            }
+        }
+    }
+    let key = match mode {
+        SearchMode::Content => "matches",
+        SearchMode::Files => "files",
+    };
+    let mut out = json!({"success": true, "count": results.len(), key: results});
+    if truncated {
+        out["truncated"] = json!(true);
+        out["hint"] =
+            json!("More results exist; narrow the pattern or the path, or raise max_results.");
+    }
+    Ok(out)
+}
+
+/// Peeks at the start of a file for a NUL byte without consuming it.
+fn is_binary(reader: &mut BufReader<fs::File>) -> bool {
+    match reader.fill_buf() {
+        Ok(buf) => buf[..buf.len().min(BINARY_SNIFF_BYTES)].contains(&0),
+        Err(_) => true,
+    }
+}
+
+/// Paths under the working directory are shown relative to it.
+fn display_path(path: &Path, cwd: &Path) -> String {
+    path.strip_prefix(cwd)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Writes through a temporary file in the same folder and renames it over the
+/// target, so readers see the old or the new file, never half of one.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ToolError> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(parent).map_err(|e| io_error("cannot create folder", parent, &e))?;
+    if path.is_dir() {
+        return Err(ToolError::model(format!(
+            "{} is a directory.",
+            path.display()
+        )));
+    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".knack-write-")
+        .tempfile_in(parent)
+        .map_err(|e| io_error("cannot write in", parent, &e))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| io_error("cannot write", path, &e))?;
+    if let Ok(meta) = fs::metadata(path) {
+        // Keep an existing file's mode (an executable script stays executable).
+        let _ = tmp.as_file().set_permissions(meta.permissions());
+    }
+    tmp.persist(path)
+        .map_err(|e| io_error("cannot replace", path, &e.error))?;
+    Ok(())
+}
+
+/// `write_file` and `patch` never touch `$KNACK_HOME/skills`: skill writes
+/// go through skill_manage, which validates, scans and records history.
+fn refuse_skills_dir(ctx: &ToolContext, path: &Path) -> Result<(), ToolError> {
+    let skills = real_path(&ctx.home.skills_dir());
+    if real_path(path).starts_with(&skills) {
+        return Err(ToolError::model_with_hint(
+            format!(
+                "{} is inside the skills folder, which file tools do not write.",
+                path.display()
+            ),
+            "Use skill_manage (actions edit, patch, write_file) to change skills.",
+        ));
+    }
+    Ok(())
+}
+
+/// The path with `.`/`..` resolved and symlinks of its existing part followed.
+fn real_path(path: &Path) -> PathBuf {
+    let mut clean = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    let mut existing = clean.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return clean,
+        }
+    }
+}
+
+fn io_error(what: &str, path: &Path, e: &std::io::Error) -> ToolError {
+    ToolError::model(format!("{what} {}: {e}", path.display()))
+}
+
+/// Runs file-system work off the async threads.
+async fn blocking<F>(work: F) -> Result<Value, ToolError>
+where
+    F: FnOnce() -> Result<Value, ToolError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::Fatal(format!("file tool task failed: {e}")))?
+}

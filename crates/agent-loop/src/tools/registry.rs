@@ -1,0 +1,270 @@
+//! The tool registry: built once per session from the enabled toolsets, in a fixed order,
+//! it renders the frozen `tools` array and dispatches calls (whitelist, argument parsing, errors).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::{Tool, ToolContext, ToolError, files, memory, session_search, skills, terminal};
+use crate::{Error, Result};
+
+/// Every toolset and its tools, in the order specs are built; prompt-builder
+/// owns the table because the system prompt's guidance reads it too.
+pub use prompt_builder::TOOLSETS;
+
+/// The tools the self-improvement review may call.
+pub const REVIEW_TOOLS: [&str; 6] = [
+    "skills_list",
+    "skill_view",
+    "skill_manage",
+    "read_file",
+    "search_files",
+    "memory",
+];
+
+/// What a dispatched call produced: the result object the model reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolReply {
+    pub value: Value,
+}
+
+impl ToolReply {
+    fn failure(error: &str, hint: Option<&str>) -> Self {
+        Self {
+            value: ToolError::failure_object(error, hint),
+        }
+    }
+
+    pub fn success(&self) -> bool {
+        self.value.get("success").and_then(Value::as_bool) == Some(true)
+    }
+
+    /// The text of the `tool` message.
+    pub fn content(&self) -> String {
+        self.value.to_string()
+    }
+}
+
+/// Collects tools, then freezes them into a [`ToolRegistry`].
+#[derive(Default)]
+pub struct ToolRegistryBuilder {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistryBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the built-in tools of every enabled toolset, in [`TOOLSETS`] order
+    /// (the order in config.yaml does not matter; unknown names add nothing).
+    pub fn builtin_toolsets(mut self, enabled: &[String]) -> Self {
+        for (set, _) in TOOLSETS {
+            if enabled.iter().any(|name| name.trim() == set) {
+                for tool in builtin_tools(set) {
+                    self = self.tool(tool);
+                }
+            }
+        }
+        self
+    }
+
+    /// Adds one tool; a second tool with a name already taken is ignored so
+    /// the first registration wins deterministically.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        if self.tools.iter().all(|t| t.name() != tool.name()) {
+            self.tools.push(tool);
+        } else {
+            tracing::warn!(tool = tool.name(), "duplicate tool registration ignored");
+        }
+        self
+    }
+
+    pub fn build(self) -> ToolRegistry {
+        let specs = self
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name(),
+                        "description": tool.description(),
+                        "parameters": tool.parameters(),
+                    }
+                })
+            })
+            .collect();
+        let index = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| (tool.name(), i))
+            .collect();
+        ToolRegistry {
+            tools: self.tools,
+            index,
+            specs,
+        }
+    }
+}
+
+fn builtin_tools(toolset: &str) -> Vec<Arc<dyn Tool>> {
+    match toolset {
+        "skills" => vec![
+            Arc::new(skills::SkillsList),
+            Arc::new(skills::SkillView),
+            Arc::new(skills::SkillManage),
+        ],
+        "terminal" => vec![Arc::new(terminal::Terminal)],
+        "file" => vec![
+            Arc::new(files::ReadFile),
+            Arc::new(files::WriteFile),
+            Arc::new(files::Patch),
+            Arc::new(files::SearchFiles),
+        ],
+        "memory" => vec![Arc::new(memory::Memory)],
+        "session_search" => vec![Arc::new(session_search::SessionSearch)],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_toolset_in_the_table_registers_exactly_its_tools() {
+        for (set, names) in TOOLSETS {
+            let tools = builtin_tools(set);
+            let got: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+            assert_eq!(got, names, "{set}");
+            assert!(tools.iter().all(|t| t.toolset().as_str() == set), "{set}");
+        }
+        for tool in REVIEW_TOOLS {
+            assert!(
+                TOOLSETS.iter().any(|(_, names)| names.contains(&tool)),
+                "{tool}"
+            );
+        }
+    }
+}
+
+/// The session's tools: fixed order, fixed spec bytes.
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+    index: HashMap<&'static str, usize>,
+    specs: Vec<Value>,
+}
+
+impl ToolRegistry {
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder::new()
+    }
+
+    /// The built-in tools of the enabled toolsets.
+    pub fn for_toolsets(enabled: &[String]) -> Self {
+        ToolRegistryBuilder::new().builtin_toolsets(enabled).build()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &dyn Tool> {
+        self.tools.iter().map(|t| t.as_ref())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.index.get(name).map(|&i| self.tools[i].as_ref())
+    }
+
+    /// Whether a call to `name` must wait for earlier calls; unknown names
+    /// count as mutating so nothing races ahead of them.
+    pub fn is_mutating(&self, name: &str) -> bool {
+        self.get(name).is_none_or(|t| t.is_mutating())
+    }
+
+    /// The OpenAI `tools` array: `[{"type":"function","function":{name, description, parameters}}]`.
+    /// Built once; serializing it gives the same bytes every time (`freeze_tools`).
+    pub fn specs(&self) -> &[Value] {
+        &self.specs
+    }
+
+    /// Runs a call as the model wrote it (`arguments` is its raw JSON text).
+    ///
+    /// Refusals, unknown tools, bad JSON and tool errors become a failed
+    /// [`ToolReply`] the model reads; only a fatal tool error is an `Err`.
+    pub async fn dispatch(
+        &self,
+        name: &str,
+        arguments: &str,
+        ctx: &ToolContext,
+    ) -> Result<ToolReply> {
+        let args = if arguments.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            match serde_json::from_str::<Value>(arguments) {
+                Ok(value) => value,
+                Err(e) => {
+                    return Ok(ToolReply::failure(
+                        &format!("the arguments for {name} are not valid JSON: {e}"),
+                        Some(
+                            "Send the arguments as one JSON object, e.g. {\"path\": \"README.md\"}.",
+                        ),
+                    ));
+                }
+            }
+        };
+        self.dispatch_value(name, args, ctx).await
+    }
+
+    /// Runs a call whose arguments are already parsed.
+    pub async fn dispatch_value(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolReply> {
+        if !ctx.is_allowed(name) {
+            let allowed: Vec<&str> = ctx.allowed.iter().flatten().map(String::as_str).collect();
+            return Ok(ToolReply::failure(
+                &format!("{name} is not allowed in a review."),
+                Some(&format!(
+                    "Only these tools work here: {}. Do not call {name} again.",
+                    allowed.join(", ")
+                )),
+            ));
+        }
+        let Some(tool) = self.get(name) else {
+            return Ok(ToolReply::failure(
+                &format!("there is no tool named '{name}'."),
+                Some(&format!("Available tools: {}.", self.names().join(", "))),
+            ));
+        };
+        if !args.is_object() {
+            return Ok(ToolReply::failure(
+                &format!("the arguments for {name} must be a JSON object."),
+                None,
+            ));
+        }
+        match tool.call(args, ctx).await {
+            Ok(mut value) => {
+                if let Value::Object(map) = &mut value
+                    && !map.contains_key("success")
+                {
+                    map.insert("success".into(), Value::Bool(true));
+                }
+                Ok(ToolReply { value })
+            }
+            Err(ToolError::RespondToModel { error, hint }) => {
+                Ok(ToolReply::failure(&error, hint.as_deref()))
+            }
+            Err(ToolError::Fatal(message)) => Err(Error::ToolFatal {
+                tool: name.to_owned(),
+                message,
+            }),
+        }
+    }
+}

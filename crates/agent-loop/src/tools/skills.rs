@@ -1,0 +1,156 @@
+//! The `skills` toolset: thin wrappers over skill-core's progressive disclosure
+//! (`skills_list`, `skill_view`) and its writer (`skill_manage`). Names, descriptions and
+//! schemas come from `skill_core::tool_specs`, so `knack tool` and the loop describe them alike.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use serde_json::Value;
+use skill_core::manage::viewed_path;
+use skill_core::tool_specs::{SkillViewArgs, SkillsListArgs, tool_spec};
+use skill_core::{
+    Actor, ManageContext, PreprocessOptions, Resolution, SkillSet, ViewContext, WriteOrigin,
+};
+
+use super::context::SkillWriteMode;
+use super::schema::simplify_schema;
+use super::{Tool, ToolContext, ToolError, ToolFuture, Toolset, parse_args};
+
+fn description_of(name: &str) -> &'static str {
+    tool_spec(name).map_or("", |spec| spec.description)
+}
+
+fn parameters_of(name: &str) -> Value {
+    tool_spec(name).map_or_else(
+        || serde_json::json!({"type": "object", "properties": {}}),
+        |spec| simplify_schema(spec.parameters),
+    )
+}
+
+pub struct SkillsList;
+
+impl Tool for SkillsList {
+    fn name(&self) -> &'static str {
+        skill_core::tool_specs::SKILLS_LIST
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::Skills
+    }
+    fn description(&self) -> &'static str {
+        description_of(self.name())
+    }
+    fn parameters(&self) -> Value {
+        parameters_of(self.name())
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: SkillsListArgs = parse_args(self.name(), args)?;
+            let set = ctx.skills();
+            Ok(skill_core::skills_list(&set, args.category.as_deref()))
+        })
+    }
+}
+
+pub struct SkillView;
+
+impl Tool for SkillView {
+    fn name(&self) -> &'static str {
+        skill_core::tool_specs::SKILL_VIEW
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::Skills
+    }
+    fn description(&self) -> &'static str {
+        description_of(self.name())
+    }
+    fn parameters(&self) -> Value {
+        parameters_of(self.name())
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: SkillViewArgs = parse_args(self.name(), args)?;
+            let set = ctx.skills();
+            let env = ctx.home.env_file();
+            let view = ViewContext {
+                preprocess: PreprocessOptions::from_config(&ctx.config.skills),
+                session_id: Some(&ctx.session_id),
+                env: &env,
+            };
+            let result = skill_core::skill_view(&set, &args.name, args.file_path.as_deref(), &view);
+            if result.get("success").and_then(Value::as_bool) == Some(true) {
+                let names = ["name", "qualified_id"]
+                    .iter()
+                    .filter_map(|key| result.get(*key).and_then(Value::as_str))
+                    .map(str::to_owned);
+                ctx.mark_viewed(names);
+                if let Resolution::Found(skill) = set.resolve(&args.name) {
+                    ctx.mark_viewed_path(viewed_path(skill, args.file_path.as_deref()));
+                }
+            }
+            Ok(result)
+        })
+    }
+}
+
+pub struct SkillManage;
+
+impl Tool for SkillManage {
+    fn name(&self) -> &'static str {
+        skill_core::tool_specs::SKILL_MANAGE
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::Skills
+    }
+    fn description(&self) -> &'static str {
+        description_of(self.name())
+    }
+    fn parameters(&self) -> Value {
+        parameters_of(self.name())
+    }
+    fn is_mutating(&self) -> bool {
+        true
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let before = catalog(&ctx.skills());
+            let manage = ManageContext::new(&ctx.home, &ctx.config, &ctx.cwd);
+            let mode = ctx.write_mode;
+            let viewed: HashSet<PathBuf> = super::context::lock(&ctx.viewed_paths).clone();
+            let result = tokio::task::spawn_blocking(move || {
+                let origin = match mode {
+                    SkillWriteMode::Foreground => WriteOrigin::new(Actor::Agent),
+                    SkillWriteMode::User => WriteOrigin::new(Actor::User),
+                    SkillWriteMode::Review => WriteOrigin::review(&viewed),
+                };
+                skill_core::skill_manage_json(&manage, &args, &origin)
+            })
+            .await
+            .map_err(|e| ToolError::Fatal(format!("skill_manage task failed: {e}")))?;
+            if result.get("success").and_then(Value::as_bool) == Some(true) {
+                // The write changed the tree under the cache's feet; mtimes of the
+                // same second may not show it, so forget the cached set outright.
+                ctx.discovery.invalidate();
+                let after = catalog(&ctx.skills());
+                for (qid, name) in &after {
+                    if !before.contains_key(qid) {
+                        ctx.catalog.record_added(name.clone());
+                    }
+                }
+                for (qid, name) in &before {
+                    if !after.contains_key(qid) {
+                        ctx.catalog.record_removed(name.clone());
+                    }
+                }
+            }
+            Ok(result)
+        })
+    }
+}
+
+/// Visible skills by qualified id, with their names.
+fn catalog(set: &SkillSet) -> BTreeMap<String, String> {
+    set.visible()
+        .into_iter()
+        .map(|skill| (skill.qualified_id(), skill.name.clone()))
+        .collect()
+}

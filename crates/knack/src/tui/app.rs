@@ -1,0 +1,795 @@
+//! The TUI's root component: turns terminal input and agent events into state
+//! changes and `Op`s, and draws the transcript, input, status line and overlays.
+//!
+//! Everything here is synchronous and terminal-free, so tests drive it with
+//! key events and agent events and read back the ops it sent and the frames it drew.
+
+use agent_protocol::{Event as AgentEvent, Op, SkillLoadVia, TurnAbortReason};
+use ratatui::Frame;
+use ratatui::crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::approval::{ApprovalQueue, PendingApproval};
+use super::browser::{BrowserOutcome, SkillsBrowser};
+use super::connection::SessionInfo;
+use super::help;
+use super::history::InputHistory;
+use super::palette::Palette;
+use super::skills::SkillEntry;
+use super::status::{self, Activity, TokenTotals};
+use super::theme::Theme;
+use super::transcript::{Cell, NoteKind, Transcript, WHEEL_LINES};
+
+/// Most rows the input grows to before it scrolls.
+const MAX_INPUT_ROWS: u16 = 8;
+
+/// Why the TUI stopped; the caller decides what comes next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TuiExit {
+    Quit,
+    /// `/new`: start a fresh session.
+    NewSession,
+    /// `/resume ID`: continue a stored session.
+    Resume(String),
+}
+
+/// The overlay that owns the keyboard, if any (approvals sit above all).
+#[derive(Debug, Default)]
+enum Overlay {
+    #[default]
+    None,
+    Help,
+    Skills(Box<SkillsBrowser>),
+}
+
+/// What a key press asks for, applied in `update`.
+#[derive(Debug, Clone, PartialEq)]
+enum Action {
+    Submit(String),
+    Interrupt,
+    Quit,
+    ArmQuit,
+    ClearInput,
+    SetInput(String),
+    HistoryOlder,
+    HistoryNewer,
+    Scroll(isize),
+    ScrollToBottom,
+    SelectTool {
+        older: bool,
+    },
+    ToggleToolOutput,
+    Escape,
+    NewLine,
+    /// Repaint only (the change already happened).
+    Refresh,
+    /// Clear the terminal and repaint everything (ctrl-l).
+    Redraw,
+}
+
+pub struct App {
+    ops: UnboundedSender<Op>,
+    info: SessionInfo,
+    theme: Theme,
+    transcript: Transcript,
+    input: TextArea<'static>,
+    history: InputHistory,
+    palette: Palette,
+    skills: Vec<SkillEntry>,
+    overlay: Overlay,
+    approvals: ApprovalQueue,
+    tokens: TokenTotals,
+    turns_running: usize,
+    review_running: bool,
+    quit_armed: bool,
+    hint: Option<String>,
+    tick: usize,
+    exit: Option<TuiExit>,
+    reload_skills: bool,
+    clear_screen: bool,
+    dirty: bool,
+    agent_gone: bool,
+}
+
+impl App {
+    pub fn new(
+        ops: UnboundedSender<Op>,
+        info: SessionInfo,
+        theme: Theme,
+        history: InputHistory,
+    ) -> Self {
+        let mut app = Self {
+            ops,
+            info,
+            theme,
+            transcript: Transcript::default(),
+            input: TextArea::default(),
+            history,
+            palette: Palette::default(),
+            skills: Vec::new(),
+            overlay: Overlay::None,
+            approvals: ApprovalQueue::default(),
+            tokens: TokenTotals::default(),
+            turns_running: 0,
+            review_running: false,
+            quit_armed: false,
+            hint: None,
+            tick: 0,
+            exit: None,
+            reload_skills: false,
+            clear_screen: false,
+            dirty: true,
+            agent_gone: false,
+        };
+        app.set_input("");
+        app
+    }
+
+    pub fn set_skills(&mut self, skills: Vec<SkillEntry>) {
+        self.skills = skills;
+        let text = self.input_text();
+        self.palette.update(&text, &self.skills);
+        self.dirty = true;
+    }
+
+    #[cfg(test)]
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    #[cfg(test)]
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+
+    #[cfg(test)]
+    pub fn tokens(&self) -> TokenTotals {
+        self.tokens
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.turns_running > 0
+    }
+
+    pub fn input_text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+
+    #[cfg(test)]
+    pub fn palette(&self) -> &Palette {
+        &self.palette
+    }
+
+    pub fn take_exit(&mut self) -> Option<TuiExit> {
+        self.exit.take()
+    }
+
+    /// True once after `/reload-skills`; the run loop then rescans.
+    pub fn take_reload_request(&mut self) -> bool {
+        std::mem::take(&mut self.reload_skills)
+    }
+
+    pub fn take_clear_request(&mut self) -> bool {
+        std::mem::take(&mut self.clear_screen)
+    }
+
+    /// True when something changed since the last frame.
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
+    pub fn note(&mut self, kind: NoteKind, text: impl Into<String>) {
+        self.transcript.push_note(kind, text);
+        self.dirty = true;
+    }
+
+    fn set_input(&mut self, text: &str) {
+        let mut area = TextArea::new(text.split('\n').map(str::to_owned).collect());
+        area.set_cursor_line_style(ratatui::style::Style::default());
+        area.set_cursor_style(self.theme.cursor());
+        area.set_placeholder_text("Ask anything · / for commands and skills · ctrl-d quits");
+        area.set_placeholder_style(self.theme.dim());
+        area.set_wrap_mode(WrapMode::WordOrGlyph);
+        area.move_cursor(CursorMove::Bottom);
+        area.move_cursor(CursorMove::End);
+        self.input = area;
+        self.palette.update(text, &self.skills);
+    }
+
+    // ----- input -------------------------------------------------------------
+
+    pub fn handle_terminal_event(&mut self, event: TermEvent) {
+        match event {
+            TermEvent::Key(key) => self.handle_key(key),
+            TermEvent::Paste(text) => self.handle_paste(&text),
+            TermEvent::Mouse(mouse) => self.handle_mouse(mouse),
+            TermEvent::Resize(_, _) => self.dirty = true,
+            TermEvent::FocusGained | TermEvent::FocusLost => {}
+        }
+    }
+
+    /// Pasted text goes into the input as typed text; it never sends.
+    pub fn handle_paste(&mut self, text: &str) {
+        if self.approvals.is_active() {
+            return;
+        }
+        if let Overlay::Skills(_) | Overlay::Help = self.overlay {
+            return;
+        }
+        let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+        self.input.insert_str(normalized);
+        let current = self.input_text();
+        self.palette.update(&current, &self.skills);
+        self.dirty = true;
+    }
+
+    pub fn handle_mouse(&mut self, mouse: MouseEvent) {
+        let lines = WHEEL_LINES as isize;
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.update(Action::Scroll(-lines)),
+            MouseEventKind::ScrollDown => self.update(Action::Scroll(lines)),
+            _ => {}
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if !(ctrl && key.code == KeyCode::Char('c')) {
+            self.quit_armed = false;
+            if self.hint.as_deref() == Some(QUIT_HINT) {
+                self.hint = None;
+            }
+        }
+
+        if self.approvals.is_active() {
+            if ctrl && key.code == KeyCode::Char('c') {
+                self.update(Action::Interrupt);
+            } else if let Some((call_id, decision)) = self.approvals.handle_key(key) {
+                self.send(Op::Approval { call_id, decision });
+            }
+            return;
+        }
+        match &mut self.overlay {
+            Overlay::Help => {
+                if matches!(key.code, KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter)
+                    || (ctrl && key.code == KeyCode::Char('c'))
+                {
+                    self.overlay = Overlay::None;
+                }
+                return;
+            }
+            Overlay::Skills(browser) => {
+                if ctrl && key.code == KeyCode::Char('c') {
+                    self.overlay = Overlay::None;
+                    return;
+                }
+                match browser.handle_key(key, &self.skills) {
+                    BrowserOutcome::Stay => {}
+                    BrowserOutcome::Close => self.overlay = Overlay::None,
+                    BrowserOutcome::Insert(text) => {
+                        self.overlay = Overlay::None;
+                        self.set_input(&text);
+                    }
+                }
+                return;
+            }
+            Overlay::None => {}
+        }
+        if let Some(action) = self.action_for(key) {
+            self.update(action);
+            return;
+        }
+        // Everything else edits the input.
+        if self.history.is_browsing() && !matches!(key.code, KeyCode::Up | KeyCode::Down) {
+            self.history.stop_browsing();
+        }
+        self.input.input(key);
+        let text = self.input_text();
+        self.palette.update(&text, &self.skills);
+    }
+
+    /// Maps a key to an action; `None` lets the text area handle it.
+    fn action_for(&mut self, key: KeyEvent) -> Option<Action> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let text = self.input_text();
+        if self.palette.is_open() {
+            match key.code {
+                KeyCode::Up => {
+                    self.palette.move_selection(false);
+                    return Some(Action::Refresh);
+                }
+                KeyCode::Down => {
+                    self.palette.move_selection(true);
+                    return Some(Action::Refresh);
+                }
+                KeyCode::Tab => {
+                    let completion = self.palette.current()?.completion.clone();
+                    return Some(Action::SetInput(completion));
+                }
+                KeyCode::Esc => {
+                    self.palette.dismiss(&text);
+                    return Some(Action::Refresh);
+                }
+                KeyCode::Enter if !shift && !alt => {
+                    let item = self.palette.current()?.clone();
+                    return Some(if item.runs_on_enter {
+                        Action::Submit(item.completion.trim_end().to_owned())
+                    } else {
+                        Action::SetInput(item.completion)
+                    });
+                }
+                _ => {}
+            }
+        }
+        let action = match key.code {
+            KeyCode::Char('c') if ctrl => {
+                if self.is_busy() {
+                    Action::Interrupt
+                } else if !text.is_empty() {
+                    Action::ClearInput
+                } else if self.quit_armed {
+                    Action::Quit
+                } else {
+                    Action::ArmQuit
+                }
+            }
+            KeyCode::Char('d') if ctrl => Action::Quit,
+            KeyCode::Char('u') if ctrl => Action::ClearInput,
+            KeyCode::Char('l') if ctrl => Action::Redraw,
+            KeyCode::Char('o') if ctrl => Action::ToggleToolOutput,
+            KeyCode::Char('j') if ctrl => Action::NewLine,
+            KeyCode::Enter if shift || alt => Action::NewLine,
+            KeyCode::Enter => Action::Submit(text),
+            KeyCode::PageUp => Action::Scroll(-self.transcript.page()),
+            KeyCode::PageDown => Action::Scroll(self.transcript.page()),
+            KeyCode::End if ctrl => Action::ScrollToBottom,
+            KeyCode::Up if alt => Action::SelectTool { older: true },
+            KeyCode::Down if alt => Action::SelectTool { older: false },
+            // In a multi-line draft, Up on the first line stays an edit key.
+            KeyCode::Up
+                if self.input.cursor().0 == 0
+                    && (self.history.is_browsing() || !text.contains('\n')) =>
+            {
+                Action::HistoryOlder
+            }
+            KeyCode::Down
+                if self.history.is_browsing()
+                    && self.input.cursor().0 + 1 >= self.input.lines().len() =>
+            {
+                Action::HistoryNewer
+            }
+            KeyCode::Esc => Action::Escape,
+            _ => return None,
+        };
+        Some(action)
+    }
+
+    fn update(&mut self, action: Action) {
+        self.dirty = true;
+        match action {
+            Action::Submit(text) => self.submit(&text),
+            Action::Interrupt => {
+                if self.approvals.is_active() {
+                    self.approvals.clear();
+                }
+                self.send(Op::Interrupt);
+                self.hint = Some("interrupting…".into());
+            }
+            Action::Quit => {
+                let _ = self.ops.send(Op::Shutdown);
+                self.exit = Some(TuiExit::Quit);
+            }
+            Action::ArmQuit => {
+                self.quit_armed = true;
+                self.hint = Some(QUIT_HINT.into());
+            }
+            Action::ClearInput => {
+                self.history.stop_browsing();
+                self.set_input("");
+            }
+            Action::SetInput(text) => self.set_input(&text),
+            Action::HistoryOlder => {
+                let current = self.input_text();
+                if let Some(entry) = self.history.older(&current).map(str::to_owned) {
+                    self.set_input(&entry);
+                    // History entries are not commands being typed.
+                    let entry = self.input_text();
+                    self.palette.dismiss(&entry);
+                }
+            }
+            Action::HistoryNewer => {
+                if let Some(entry) = self.history.newer() {
+                    self.set_input(&entry);
+                    let entry = self.input_text();
+                    self.palette.dismiss(&entry);
+                }
+            }
+            Action::Scroll(lines) => self.transcript.scroll(lines),
+            Action::ScrollToBottom => self.transcript.scroll_to_bottom(),
+            Action::SelectTool { older } => self.transcript.select_tool(older),
+            Action::ToggleToolOutput => self.transcript.toggle_selected_output(),
+            Action::Escape => self.transcript.clear_selection(),
+            Action::NewLine => {
+                self.input.insert_newline();
+                let text = self.input_text();
+                self.palette.update(&text, &self.skills);
+            }
+            Action::Refresh => {}
+            Action::Redraw => self.clear_screen = true,
+        }
+    }
+
+    fn send(&mut self, op: Op) {
+        if self.ops.send(op).is_err() && !self.agent_gone {
+            self.agent_disconnected();
+        }
+    }
+
+    /// The session's event stream closed: say so once and stay usable for quitting.
+    pub fn agent_disconnected(&mut self) {
+        if !self.agent_gone {
+            self.agent_gone = true;
+            self.turns_running = 0;
+            self.note(
+                NoteKind::Error,
+                "the agent session has ended; /new starts another, ctrl-d quits",
+            );
+        }
+    }
+
+    fn submit(&mut self, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let consumed = match text.strip_prefix('/') {
+            Some(rest) => self.slash_command(text, rest),
+            None => {
+                self.send_turn(text);
+                true
+            }
+        };
+        if consumed {
+            self.history.record(text);
+            self.set_input("");
+        }
+    }
+
+    /// Runs a `/…` line; false keeps it in the input (usage error).
+    fn slash_command(&mut self, line: &str, rest: &str) -> bool {
+        let (name, arg) = rest
+            .split_once(char::is_whitespace)
+            .map(|(n, a)| (n, a.trim()))
+            .unwrap_or((rest, ""));
+        match name {
+            "help" => self.overlay = Overlay::Help,
+            "skills" => self.overlay = Overlay::Skills(Box::default()),
+            "skill" if arg.is_empty() => {
+                self.note(NoteKind::Error, "usage: /skill <name or id> [text]");
+                return false;
+            }
+            "skill" => self.send_turn(line),
+            "new" => {
+                let _ = self.ops.send(Op::Shutdown);
+                self.exit = Some(TuiExit::NewSession);
+            }
+            "resume" if arg.is_empty() => {
+                self.note(
+                    NoteKind::Error,
+                    "usage: /resume <session-id> (`knack sessions list` shows them)",
+                );
+                return false;
+            }
+            "resume" => {
+                let _ = self.ops.send(Op::Shutdown);
+                self.exit = Some(TuiExit::Resume(arg.to_owned()));
+            }
+            "sessions" => self.note(
+                NoteKind::Info,
+                format!(
+                    "this session: {}. List stored sessions with `knack sessions list` \
+                     (or search them with `knack sessions search TEXT`), then /resume ID.",
+                    self.info.session_id
+                ),
+            ),
+            "model" => self.note(
+                NoteKind::Info,
+                format!(
+                    "model: {}. Change it with `knack config set model.name NAME` \
+                     (or KNACK_MODEL), then /new.",
+                    self.info.model
+                ),
+            ),
+            "reload-skills" => {
+                self.reload_skills = true;
+                self.note(NoteKind::Info, "rescanning the skill folders");
+            }
+            "review" => {
+                self.send(Op::RunReview);
+                self.note(
+                    NoteKind::Info,
+                    "review requested; it runs in the background",
+                );
+            }
+            "quit" | "exit" => self.update(Action::Quit),
+            _ if self.skills.iter().any(|s| s.name == name) => self.send_turn(line),
+            // `/usr/bin/env is odd` is a message, not a command.
+            _ if name.contains('/') => self.send_turn(line),
+            _ => {
+                self.note(
+                    NoteKind::Error,
+                    format!("no command or skill named /{name}; type / to see them"),
+                );
+                return false;
+            }
+        }
+        true
+    }
+
+    fn send_turn(&mut self, text: &str) {
+        self.transcript.push(Cell::User {
+            text: text.to_owned(),
+        });
+        self.transcript.scroll_to_bottom();
+        self.turns_running += 1;
+        self.send(Op::UserTurn {
+            text: text.to_owned(),
+        });
+    }
+
+    // ----- agent events ------------------------------------------------------
+
+    pub fn handle_agent_event(&mut self, event: AgentEvent) {
+        self.dirty = true;
+        match event {
+            AgentEvent::SessionStarted { session_id, model } => {
+                self.info = SessionInfo { session_id, model };
+            }
+            AgentEvent::SkillLoaded { name, via } => {
+                let how = match via {
+                    SkillLoadVia::Slash => "you invoked it",
+                    SkillLoadVia::Preload => "preloaded",
+                    SkillLoadVia::Auto => "activated automatically",
+                };
+                self.note(NoteKind::Subtle, format!("skill loaded: {name} ({how})"));
+            }
+            AgentEvent::AssistantDelta { text } => self.transcript.append_delta(&text),
+            AgentEvent::ToolCallBegin {
+                call_id,
+                name,
+                arguments,
+            } => self.transcript.begin_tool(&call_id, &name, &arguments),
+            AgentEvent::ToolCallOutput { call_id, output } => {
+                self.transcript.tool_output(&call_id, &output);
+            }
+            AgentEvent::ToolCallEnd {
+                call_id,
+                success,
+                duration_ms,
+                ..
+            } => self.transcript.end_tool(&call_id, success, duration_ms),
+            AgentEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                self.transcript.discard_stream();
+                self.note(
+                    NoteKind::Retry,
+                    format!(
+                        "{reason}; retrying in {} (attempt {attempt})",
+                        super::transcript::format_duration(delay_ms)
+                    ),
+                );
+            }
+            AgentEvent::Usage {
+                prompt_tokens,
+                completion_tokens,
+                cached_tokens,
+            } => self
+                .tokens
+                .add(prompt_tokens, completion_tokens, cached_tokens),
+            AgentEvent::CatalogNote { added, removed } => {
+                let mut parts = Vec::new();
+                if !added.is_empty() {
+                    parts.push(format!("added {}", added.join(", ")));
+                }
+                if !removed.is_empty() {
+                    parts.push(format!("removed {}", removed.join(", ")));
+                }
+                self.note(
+                    NoteKind::Subtle,
+                    format!("skill catalog changed: {}", parts.join("; ")),
+                );
+            }
+            AgentEvent::AssistantMessage { text } => self.transcript.finish_message(&text),
+            AgentEvent::ApprovalRequest {
+                call_id,
+                command,
+                reason,
+            } => self.approvals.push(PendingApproval {
+                call_id,
+                command,
+                reason,
+            }),
+            AgentEvent::ReviewStarted => self.review_running = true,
+            AgentEvent::SkillWritten {
+                action,
+                name,
+                actor,
+            } => {
+                let actor = serde_json::to_value(actor)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                self.note(
+                    NoteKind::Subtle,
+                    format!("skill {name}: {action} (by {actor})"),
+                );
+            }
+            AgentEvent::ReviewFinished { summary } => {
+                self.review_running = false;
+                self.note(NoteKind::Review, summary);
+            }
+            AgentEvent::Error { message } => {
+                self.transcript.settle_stream();
+                self.note(NoteKind::Error, message);
+                self.end_turn();
+            }
+            AgentEvent::TurnAborted { reason } => {
+                self.transcript.settle_stream();
+                let text = match reason {
+                    TurnAbortReason::Interrupted => "turn interrupted",
+                    TurnAbortReason::Shutdown => "turn stopped: the session is shutting down",
+                };
+                self.note(NoteKind::Info, text);
+                self.end_turn();
+            }
+            AgentEvent::TurnComplete => self.end_turn(),
+        }
+    }
+
+    fn end_turn(&mut self) {
+        self.turns_running = self.turns_running.saturating_sub(1);
+        if self.turns_running == 0 {
+            self.transcript.settle_stream();
+            self.transcript.abandon_running_tools();
+            self.approvals.clear();
+            if self.hint.as_deref() == Some("interrupting…") {
+                self.hint = None;
+            }
+        }
+    }
+
+    /// Advances spinners; redraws only when something animates.
+    pub fn on_tick(&mut self) {
+        self.tick = self.tick.wrapping_add(1);
+        if self.is_busy() || self.review_running || self.transcript.has_running_tool() {
+            self.dirty = true;
+        }
+    }
+
+    // ----- drawing -----------------------------------------------------------
+
+    fn input_height(&self, width: u16) -> u16 {
+        let inner = width.saturating_sub(2).max(1) as usize;
+        let rows: usize = self
+            .input
+            .lines()
+            .iter()
+            .map(|l| {
+                unicode_width::UnicodeWidthStr::width(l.as_str())
+                    .max(1)
+                    .div_ceil(inner)
+            })
+            .sum();
+        (rows as u16).clamp(1, MAX_INPUT_ROWS) + 2
+    }
+
+    pub fn render(&mut self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        let input_h = self
+            .input_height(area.width)
+            .min(area.height.saturating_sub(2).max(3));
+        let [body, input_area, status_area] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(input_h),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let theme = self.theme;
+        if self.transcript.len() == 0 {
+            welcome(&self.info, &theme).render(body, frame.buffer_mut());
+        }
+        self.transcript
+            .render(body, frame.buffer_mut(), &theme, self.tick);
+
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border())
+            .title(Span::styled(
+                if self.is_busy() {
+                    " message · ctrl-c interrupts "
+                } else {
+                    " message "
+                },
+                theme.dim(),
+            ));
+        self.input.set_block(block);
+        frame.render_widget(&self.input, input_area);
+
+        let activity = Activity {
+            turn_running: self.is_busy(),
+            review_running: self.review_running,
+            hint: self.hint.as_deref(),
+            tick: self.tick,
+        };
+        status::render(
+            status_area,
+            frame.buffer_mut(),
+            &theme,
+            &self.info,
+            &self.tokens,
+            &activity,
+        );
+
+        if self.palette.is_open() && matches!(self.overlay, Overlay::None) {
+            let h = self.palette.height().min(body.height);
+            let rect = Rect {
+                x: input_area.x,
+                y: input_area.y.saturating_sub(h),
+                width: input_area.width,
+                height: h,
+            };
+            self.palette.render(rect, frame.buffer_mut(), &theme);
+        }
+        // Overlays take everything above the status line.
+        let page = Rect {
+            height: area.height.saturating_sub(1),
+            ..area
+        };
+        match &mut self.overlay {
+            Overlay::None => {}
+            Overlay::Help => help::render(page, frame.buffer_mut(), &theme),
+            Overlay::Skills(browser) => {
+                browser.render(page, frame.buffer_mut(), &theme, &self.skills);
+            }
+        }
+        if self.approvals.is_active() {
+            self.approvals.render(body, frame.buffer_mut(), &theme);
+        }
+    }
+}
+
+const QUIT_HINT: &str = "press ctrl-c again to quit";
+
+/// What an empty transcript shows: where you are and how to start.
+fn welcome(info: &SessionInfo, theme: &Theme) -> Paragraph<'static> {
+    Paragraph::new(vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled("  knack", theme.heading(2)),
+            Span::styled(format!(" · {}", info.model), theme.dim()),
+        ]),
+        Line::default(),
+        Line::from(Span::styled(
+            "  Type a message and press enter. / lists commands and skills,",
+            theme.dim(),
+        )),
+        Line::from(Span::styled(
+            "  /skills browses them, /help shows every key.",
+            theme.dim(),
+        )),
+    ])
+}

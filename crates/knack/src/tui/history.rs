@@ -1,0 +1,154 @@
+//! Input history shared by every TUI session: one JSON string per line in
+//! `$KNACK_HOME/history`, newest last, trimmed to the last 500 entries.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+pub const MAX_ENTRIES: usize = 500;
+
+#[derive(Debug, Default)]
+pub struct InputHistory {
+    entries: Vec<String>,
+    path: Option<PathBuf>,
+    /// Position while browsing with Up/Down; `None` = editing a new entry.
+    cursor: Option<usize>,
+    /// What was typed before browsing started, restored past the newest entry.
+    draft: String,
+}
+
+impl InputHistory {
+    #[cfg(test)]
+    /// History kept only in memory (tests, or a home that cannot be written).
+    pub fn in_memory(entries: Vec<String>) -> Self {
+        Self {
+            entries,
+            ..Self::default()
+        }
+    }
+
+    /// Loads the file at `path`; a missing or unreadable file is an empty history.
+    pub fn load(path: &Path) -> Self {
+        let entries = std::fs::read_to_string(path)
+            .map(|text| {
+                text.lines()
+                    .filter_map(|line| serde_json::from_str::<String>(line).ok())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let skip = entries.len().saturating_sub(MAX_ENTRIES);
+        Self {
+            entries: entries.into_iter().skip(skip).collect(),
+            path: Some(path.to_owned()),
+            ..Self::default()
+        }
+    }
+
+    #[cfg(test)]
+    pub fn entries(&self) -> &[String] {
+        &self.entries
+    }
+
+    /// Records a sent entry (not repeating the newest) and persists the list.
+    pub fn record(&mut self, entry: &str) {
+        self.cursor = None;
+        self.draft.clear();
+        if entry.trim().is_empty() || self.entries.last().is_some_and(|e| e == entry) {
+            return;
+        }
+        self.entries.push(entry.to_owned());
+        if self.entries.len() > MAX_ENTRIES {
+            let extra = self.entries.len() - MAX_ENTRIES;
+            self.entries.drain(..extra);
+        }
+        if let Some(path) = &self.path
+            && let Err(err) = self.save(path)
+        {
+            tracing::warn!("cannot save input history to {}: {err}", path.display());
+        }
+    }
+
+    /// Rewrites the whole file through a temporary sibling, so a crash never
+    /// leaves half a history.
+    fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension("tmp");
+        let mut file = std::fs::File::create(&tmp)?;
+        for entry in &self.entries {
+            let line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
+            writeln!(file, "{line}")?;
+        }
+        std::fs::rename(&tmp, path)
+    }
+
+    /// The entry before the current one; `current` is what the input holds.
+    pub fn older(&mut self, current: &str) -> Option<&str> {
+        let next = match self.cursor {
+            None if self.entries.is_empty() => return None,
+            None => {
+                self.draft = current.to_owned();
+                self.entries.len() - 1
+            }
+            Some(0) => return None,
+            Some(i) => i - 1,
+        };
+        self.cursor = Some(next);
+        self.entries.get(next).map(String::as_str)
+    }
+
+    /// The entry after the current one, then the draft typed before browsing.
+    pub fn newer(&mut self) -> Option<String> {
+        let i = self.cursor?;
+        if i + 1 < self.entries.len() {
+            self.cursor = Some(i + 1);
+            self.entries.get(i + 1).cloned()
+        } else {
+            self.cursor = None;
+            Some(std::mem::take(&mut self.draft))
+        }
+    }
+
+    pub fn is_browsing(&self) -> bool {
+        self.cursor.is_some()
+    }
+
+    pub fn stop_browsing(&mut self) {
+        self.cursor = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn browsing_walks_back_and_returns_to_the_draft() {
+        let mut h = InputHistory::in_memory(vec!["one".into(), "two".into()]);
+        assert_eq!(h.older("dra"), Some("two"));
+        assert_eq!(h.older("two"), Some("one"));
+        assert_eq!(h.older("one"), None);
+        assert_eq!(h.newer().as_deref(), Some("two"));
+        assert_eq!(h.newer().as_deref(), Some("dra"));
+        assert_eq!(h.newer(), None);
+    }
+
+    #[test]
+    fn persists_multiline_entries_and_keeps_the_last_500() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history");
+        let mut h = InputHistory::load(&path);
+        for i in 0..(MAX_ENTRIES + 20) {
+            h.record(&format!("entry {i}\nsecond line"));
+        }
+        h.record("entry 519\nsecond line"); // a repeat of the newest is skipped
+        let again = InputHistory::load(&path);
+        assert_eq!(again.entries().len(), MAX_ENTRIES);
+        assert_eq!(again.entries()[0], "entry 20\nsecond line");
+        assert_eq!(
+            again.entries().last().map(String::as_str),
+            Some("entry 519\nsecond line")
+        );
+    }
+}

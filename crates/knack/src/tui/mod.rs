@@ -1,0 +1,158 @@
+//! The interactive terminal UI (`knack chat`): a renderer of the session's
+//! `agent-protocol` events that sends the user's `Op`s back.
+//!
+//! `run_tui` owns the terminal (raw mode, alternate screen, mouse, bracketed
+//! paste) and restores it on every exit path, panics included.
+
+mod app;
+mod approval;
+mod browser;
+pub mod connection;
+mod help;
+mod history;
+mod markdown;
+mod palette;
+pub mod skills;
+mod status;
+mod theme;
+mod transcript;
+mod wrap;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::stdout;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use knack_config::KnackHome;
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
+};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::supports_keyboard_enhancement;
+
+pub use app::{App, TuiExit};
+pub use connection::{AgentConnection, ChatOptions, SessionInfo, connect_agent};
+pub use history::InputHistory;
+pub use skills::SkillCatalog;
+pub use theme::Theme;
+
+/// Spinner frame rate; also how often the skill catalog is checked.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Where the input history lives.
+pub fn history_path(home: &KnackHome) -> std::path::PathBuf {
+    home.root().join("history")
+}
+
+/// Undoes what `run_tui` turned on, in reverse order; runs on drop so an
+/// early `?` return restores the terminal too.
+struct TerminalGuard {
+    keyboard_enhanced: bool,
+}
+
+impl TerminalGuard {
+    fn restore(keyboard_enhanced: bool) {
+        if keyboard_enhanced {
+            let _ = execute!(stdout(), PopKeyboardEnhancementFlags);
+        }
+        let _ = execute!(stdout(), DisableMouseCapture, DisableBracketedPaste);
+        ratatui::restore();
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        Self::restore(self.keyboard_enhanced);
+    }
+}
+
+/// Runs the chat UI on the current terminal until the user quits, starts a
+/// new session or resumes another one.
+pub async fn run_tui(
+    conn: AgentConnection,
+    info: SessionInfo,
+    skills: &mut SkillCatalog,
+    home: &KnackHome,
+) -> anyhow::Result<TuiExit> {
+    let AgentConnection { ops, mut events } = conn;
+    let mut app = App::new(
+        ops,
+        info,
+        Theme::from_env(),
+        InputHistory::load(&history_path(home)),
+    );
+    app.set_skills(skills.entries());
+
+    // ratatui::init installs a panic hook that leaves raw mode and the
+    // alternate screen; ours runs first and turns off what we added.
+    let mut terminal = ratatui::init();
+    let keyboard_enhanced = matches!(supports_keyboard_enhancement(), Ok(true))
+        && execute!(
+            stdout(),
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )
+        .is_ok();
+    let _guard = TerminalGuard { keyboard_enhanced };
+    execute!(stdout(), EnableBracketedPaste, EnableMouseCapture)?;
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |panic| {
+        if keyboard_enhanced {
+            let _ = execute!(stdout(), PopKeyboardEnhancementFlags);
+        }
+        let _ = execute!(stdout(), DisableMouseCapture, DisableBracketedPaste);
+        previous_hook(panic);
+    }));
+
+    let mut input = EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut agent_open = true;
+    loop {
+        if app.take_clear_request() {
+            terminal.clear()?;
+        }
+        if app.take_dirty() {
+            terminal.draw(|frame| app.render(frame))?;
+        }
+        if let Some(exit) = app.take_exit() {
+            return Ok(exit);
+        }
+        if app.take_reload_request() {
+            skills.reload();
+            let fresh = skills.entries();
+            let n = fresh.len();
+            app.set_skills(fresh);
+            app.note(transcript::NoteKind::Info, format!("{n} skills available"));
+        }
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => app.handle_terminal_event(event),
+                Some(Err(err)) => return Err(anyhow::anyhow!("cannot read the terminal: {err}")),
+                None => return Ok(TuiExit::Quit),
+            },
+            event = events.recv(), if agent_open => match event {
+                Some(event) => {
+                    app.handle_agent_event(event);
+                    // Take whatever else is queued so a burst of deltas is one frame.
+                    while let Ok(more) = events.try_recv() {
+                        app.handle_agent_event(more);
+                    }
+                }
+                None => {
+                    agent_open = false;
+                    app.agent_disconnected();
+                }
+            },
+            _ = tick.tick() => {
+                app.on_tick();
+                if let Some(fresh) = skills.poll_changes() {
+                    app.set_skills(fresh);
+                }
+            }
+        }
+    }
+}

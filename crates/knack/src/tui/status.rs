@@ -1,0 +1,129 @@
+//! The status line: model, session id, token counts, the share of prompt
+//! tokens served from the server's cache, and what the agent is doing.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::connection::SessionInfo;
+use super::theme::Theme;
+use super::transcript::SPINNER;
+use super::wrap::truncate;
+
+/// Token counts summed over every `usage` event of the session.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TokenTotals {
+    pub prompt: u64,
+    pub completion: u64,
+    pub cached: u64,
+}
+
+impl TokenTotals {
+    pub fn add(&mut self, prompt: u64, completion: u64, cached: u64) {
+        self.prompt += prompt;
+        self.completion += completion;
+        self.cached += cached;
+    }
+
+    /// Cached prompt tokens as a whole percentage of all prompt tokens.
+    pub fn cache_percent(&self) -> Option<u64> {
+        (self.prompt > 0)
+            .then(|| (self.cached.min(self.prompt) * 100 + self.prompt / 2) / self.prompt)
+    }
+}
+
+pub fn compact(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// What the status line reports on its right side.
+pub struct Activity<'a> {
+    pub turn_running: bool,
+    pub review_running: bool,
+    pub hint: Option<&'a str>,
+    pub tick: usize,
+}
+
+pub fn render(
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+    info: &SessionInfo,
+    tokens: &TokenTotals,
+    activity: &Activity<'_>,
+) {
+    // (text, drop order): narrow terminals lose the highest numbers first.
+    let mut segments: Vec<(String, u8)> = vec![
+        (info.model.clone(), 0),
+        (format!("session {}", truncate(&info.session_id, 16)), 3),
+        (
+            format!(
+                "{} in / {} out",
+                compact(tokens.prompt),
+                compact(tokens.completion)
+            ),
+            1,
+        ),
+    ];
+    if let Some(p) = tokens.cache_percent() {
+        segments.push((format!("cache {p}%"), 2));
+    }
+    let spin = SPINNER[activity.tick % SPINNER.len()];
+    let right = if let Some(hint) = activity.hint {
+        Span::styled(format!(" {hint} "), theme.warning())
+    } else if activity.turn_running {
+        Span::styled(format!(" {spin} working "), theme.warning())
+    } else if activity.review_running {
+        Span::styled(format!(" {spin} reviewing "), theme.accent())
+    } else {
+        Span::styled(" /help ", theme.dim())
+    };
+    let room = area.width as usize;
+    let width_of = |segs: &[(String, u8)]| -> usize {
+        1 + segs.iter().map(|(t, _)| t.chars().count()).sum::<usize>()
+            + 3 * segs.len().saturating_sub(1)
+    };
+    while segments.len() > 1 && width_of(&segments) + right.width() + 1 > room {
+        if let Some(worst) = (0..segments.len()).max_by_key(|i| segments[*i].1) {
+            segments.remove(worst);
+        }
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (i, (text, _)) in segments.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" │ ", theme.dim()));
+        }
+        let style = if i == 0 { theme.bold() } else { theme.text() };
+        spans.push(Span::styled(text.clone(), style));
+    }
+    let used: usize = spans.iter().map(Span::width).sum();
+    if used + right.width() <= room {
+        spans.push(Span::raw(" ".repeat(room - used - right.width())));
+        spans.push(right);
+    }
+    Paragraph::new(Line::from(spans))
+        .style(theme.status())
+        .render(area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_share_and_compact_numbers() {
+        let mut t = TokenTotals::default();
+        assert_eq!(t.cache_percent(), None);
+        t.add(1000, 20, 640);
+        t.add(1000, 20, 0);
+        assert_eq!(t.cache_percent(), Some(32));
+        assert_eq!(compact(999), "999");
+        assert_eq!(compact(1234), "1.2k");
+        assert_eq!(compact(2_500_000), "2.5M");
+    }
+}

@@ -1,0 +1,714 @@
+//! The conversation pane: user and assistant messages, tool cards and notes,
+//! with per-width caches of wrapped lines so a frame draws only what is visible.
+
+use std::cell::RefCell;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+use serde_json::Value;
+
+use super::markdown;
+use super::theme::Theme;
+use super::wrap::{truncate, wrap_spans};
+
+/// Output lines a collapsed tool card shows.
+const COLLAPSED_OUTPUT_LINES: usize = 3;
+/// Output lines an expanded tool card shows at most.
+const EXPANDED_OUTPUT_LINES: usize = 400;
+/// Lines one mouse-wheel notch scrolls.
+pub const WHEEL_LINES: usize = 3;
+
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolStatus {
+    Running,
+    Done { success: bool, duration_ms: u64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteKind {
+    /// Skill loads, catalog changes, skill writes: quiet bookkeeping.
+    Subtle,
+    Info,
+    Retry,
+    Error,
+    Review,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
+    Tool {
+        call_id: String,
+        name: String,
+        arguments: String,
+        status: ToolStatus,
+        output: String,
+        expanded: bool,
+    },
+    Note {
+        kind: NoteKind,
+        text: String,
+    },
+}
+
+struct Entry {
+    cell: Cell,
+    /// Wrapped lines for the width they were made for.
+    cache: RefCell<Option<(u16, Vec<Line<'static>>)>>,
+}
+
+impl Entry {
+    fn new(cell: Cell) -> Self {
+        Self {
+            cell,
+            cache: RefCell::new(None),
+        }
+    }
+
+    fn changed(&mut self) {
+        *self.cache.get_mut() = None;
+    }
+}
+
+#[derive(Default)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+    /// `None` follows the bottom; `Some(top)` pins the first visible line.
+    pinned_top: Option<usize>,
+    /// Index of the tool card that Ctrl-O expands.
+    selected: Option<usize>,
+    last_total: usize,
+    last_height: usize,
+}
+
+impl Transcript {
+    #[cfg(test)]
+    pub fn cells(&self) -> impl Iterator<Item = &Cell> {
+        self.entries.iter().map(|e| &e.cell)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn push(&mut self, cell: Cell) {
+        self.entries.push(Entry::new(cell));
+    }
+
+    pub fn push_note(&mut self, kind: NoteKind, text: impl Into<String>) {
+        self.push(Cell::Note {
+            kind,
+            text: text.into(),
+        });
+    }
+
+    fn streaming_index(&self) -> Option<usize> {
+        match self.entries.last() {
+            Some(Entry {
+                cell: Cell::Assistant {
+                    streaming: true, ..
+                },
+                ..
+            }) => Some(self.entries.len() - 1),
+            _ => None,
+        }
+    }
+
+    pub fn append_delta(&mut self, delta: &str) {
+        match self.streaming_index() {
+            Some(i) => {
+                let entry = &mut self.entries[i];
+                if let Cell::Assistant { text, .. } = &mut entry.cell {
+                    text.push_str(delta);
+                }
+                entry.changed();
+            }
+            None => self.push(Cell::Assistant {
+                text: delta.to_owned(),
+                streaming: true,
+            }),
+        }
+    }
+
+    /// The complete message replaces whatever streamed for it.
+    pub fn finish_message(&mut self, full: &str) {
+        match self.streaming_index() {
+            Some(i) => {
+                let entry = &mut self.entries[i];
+                entry.cell = Cell::Assistant {
+                    text: full.to_owned(),
+                    streaming: false,
+                };
+                entry.changed();
+            }
+            None if full.trim().is_empty() => {}
+            None => self.push(Cell::Assistant {
+                text: full.to_owned(),
+                streaming: false,
+            }),
+        }
+    }
+
+    /// Text streamed since the last complete message is void (a retry follows).
+    pub fn discard_stream(&mut self) {
+        if let Some(i) = self.streaming_index() {
+            self.entries.remove(i);
+        }
+    }
+
+    /// Stops showing a stream as live (turn ended, or a tool call began).
+    pub fn settle_stream(&mut self) {
+        if let Some(i) = self.streaming_index() {
+            let entry = &mut self.entries[i];
+            if let Cell::Assistant { streaming, .. } = &mut entry.cell {
+                *streaming = false;
+            }
+            entry.changed();
+        }
+    }
+
+    pub fn begin_tool(&mut self, call_id: &str, name: &str, arguments: &Value) {
+        self.settle_stream();
+        self.push(Cell::Tool {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            arguments: summarize_arguments(arguments),
+            status: ToolStatus::Running,
+            output: String::new(),
+            expanded: false,
+        });
+    }
+
+    fn tool_mut(&mut self, id: &str) -> Option<&mut Entry> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .find(|e| matches!(&e.cell, Cell::Tool { call_id, .. } if call_id == id))
+    }
+
+    pub fn tool_output(&mut self, id: &str, chunk: &str) {
+        if let Some(entry) = self.tool_mut(id) {
+            if let Cell::Tool { output, .. } = &mut entry.cell {
+                if !output.is_empty() && !output.ends_with('\n') {
+                    output.push('\n');
+                }
+                output.push_str(chunk);
+            }
+            entry.changed();
+        }
+    }
+
+    pub fn end_tool(&mut self, id: &str, success: bool, duration_ms: u64) {
+        if let Some(entry) = self.tool_mut(id) {
+            if let Cell::Tool { status, .. } = &mut entry.cell {
+                *status = ToolStatus::Done {
+                    success,
+                    duration_ms,
+                };
+            }
+            entry.changed();
+        }
+    }
+
+    /// Marks every running tool card as failed (the turn ended under them).
+    pub fn abandon_running_tools(&mut self) {
+        for entry in &mut self.entries {
+            if let Cell::Tool { status, .. } = &mut entry.cell
+                && *status == ToolStatus::Running
+            {
+                *status = ToolStatus::Done {
+                    success: false,
+                    duration_ms: 0,
+                };
+                entry.changed();
+            }
+        }
+    }
+
+    pub fn has_running_tool(&self) -> bool {
+        self.entries.iter().any(|e| {
+            matches!(
+                e.cell,
+                Cell::Tool {
+                    status: ToolStatus::Running,
+                    ..
+                }
+            )
+        })
+    }
+
+    fn tool_indices(&self) -> Vec<usize> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.cell, Cell::Tool { .. }))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Moves the tool-card selection; `older` goes up the transcript.
+    pub fn select_tool(&mut self, older: bool) {
+        let tools = self.tool_indices();
+        let Some(&last) = tools.last() else {
+            return;
+        };
+        let old = self.selected;
+        self.selected = match self.selected {
+            None => Some(last),
+            Some(cur) if older => tools
+                .iter()
+                .rev()
+                .find(|i| **i < cur)
+                .copied()
+                .or(Some(cur)),
+            Some(cur) => tools.iter().find(|i| **i > cur).copied(),
+        };
+        for i in [old, self.selected].into_iter().flatten() {
+            if let Some(e) = self.entries.get_mut(i) {
+                e.changed();
+            }
+        }
+    }
+
+    pub fn clear_selection(&mut self) {
+        if let Some(i) = self.selected.take()
+            && let Some(e) = self.entries.get_mut(i)
+        {
+            e.changed();
+        }
+    }
+
+    /// Expands or collapses the selected tool card (the newest when none is).
+    pub fn toggle_selected_output(&mut self) {
+        let target = self
+            .selected
+            .or_else(|| self.tool_indices().last().copied());
+        if let Some(i) = target
+            && let Some(entry) = self.entries.get_mut(i)
+        {
+            if let Cell::Tool { expanded, .. } = &mut entry.cell {
+                *expanded = !*expanded;
+            }
+            entry.changed();
+        }
+    }
+
+    #[cfg(test)]
+    pub fn is_following(&self) -> bool {
+        self.pinned_top.is_none()
+    }
+
+    /// Scrolls by `lines` (negative = up), using the last frame's geometry.
+    pub fn scroll(&mut self, lines: isize) {
+        let bottom_top = self.last_total.saturating_sub(self.last_height);
+        let top = self.pinned_top.unwrap_or(bottom_top) as isize + lines;
+        let top = top.max(0) as usize;
+        self.pinned_top = (top < bottom_top).then_some(top);
+    }
+
+    pub fn page(&self) -> isize {
+        self.last_height.saturating_sub(2).max(1) as isize
+    }
+
+    pub fn scroll_to_bottom(&mut self) {
+        self.pinned_top = None;
+    }
+
+    fn lines_of(&self, index: usize, width: u16, theme: &Theme, tick: usize) -> Vec<Line<'static>> {
+        let entry = &self.entries[index];
+        let selected = self.selected == Some(index);
+        render_cell(&entry.cell, width as usize, theme, tick, selected)
+    }
+
+    /// Screen-line count of entry `index` at `width`, filling the cache.
+    fn height(&self, index: usize, width: u16, theme: &Theme, tick: usize) -> usize {
+        let entry = &self.entries[index];
+        if let Some((w, lines)) = entry.cache.borrow().as_ref()
+            && *w == width
+        {
+            return lines.len();
+        }
+        let lines = self.lines_of(index, width, theme, tick);
+        let n = lines.len();
+        *entry.cache.borrow_mut() = Some((width, lines));
+        n
+    }
+
+    /// Draws the visible window of the transcript into `area`.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, tick: usize) {
+        let width = area.width;
+        let height = area.height as usize;
+        if width == 0 || height == 0 {
+            return;
+        }
+        // Running tool cards animate, so they are never served from the cache.
+        for entry in &mut self.entries {
+            if matches!(
+                entry.cell,
+                Cell::Tool {
+                    status: ToolStatus::Running,
+                    ..
+                }
+            ) {
+                entry.changed();
+            }
+        }
+        // One blank line separates entries.
+        let heights: Vec<usize> = (0..self.entries.len())
+            .map(|i| self.height(i, width, theme, tick) + usize::from(i > 0))
+            .collect();
+        let total: usize = heights.iter().sum();
+        self.last_total = total;
+        self.last_height = height;
+        let bottom_top = total.saturating_sub(height);
+        let top = match self.pinned_top {
+            Some(t) if t < bottom_top => t,
+            _ => {
+                self.pinned_top = None;
+                bottom_top
+            }
+        };
+
+        let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
+        let mut y = 0usize;
+        for (i, h) in heights.iter().enumerate() {
+            if y + h <= top {
+                y += h;
+                continue;
+            }
+            if y >= top + height {
+                break;
+            }
+            let cache = self.entries[i].cache.borrow();
+            let Some((_, lines)) = cache.as_ref() else {
+                continue;
+            };
+            let gap = usize::from(i > 0);
+            for (k, line) in std::iter::repeat_n(None, gap)
+                .chain(lines.iter().map(Some))
+                .enumerate()
+            {
+                let row = y + k;
+                if row < top {
+                    continue;
+                }
+                if row >= top + height {
+                    break;
+                }
+                visible.push(line.cloned().unwrap_or_default());
+            }
+            y += h;
+        }
+        Paragraph::new(visible).render(area, buf);
+    }
+}
+
+/// A one-line view of a tool's arguments: the field that says the most, or
+/// compact JSON.
+pub fn summarize_arguments(arguments: &Value) -> String {
+    const KEYS: [&str; 8] = [
+        "command",
+        "path",
+        "file_path",
+        "name",
+        "query",
+        "pattern",
+        "action",
+        "category",
+    ];
+    let text = match arguments {
+        Value::Object(map) => {
+            let picked: Vec<String> = KEYS
+                .iter()
+                .filter_map(|k| map.get(*k).and_then(Value::as_str).map(str::to_owned))
+                .take(2)
+                .collect();
+            if picked.is_empty() {
+                if map.is_empty() {
+                    String::new()
+                } else {
+                    arguments.to_string()
+                }
+            } else {
+                picked.join(" ")
+            }
+        }
+        Value::String(raw) => raw.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    truncate(&one_line, 80)
+}
+
+pub fn format_duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m {:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+fn render_cell(
+    cell: &Cell,
+    width: usize,
+    theme: &Theme,
+    tick: usize,
+    selected: bool,
+) -> Vec<Line<'static>> {
+    match cell {
+        Cell::User { text } => {
+            let first = [Span::styled("› ", theme.user())];
+            let rest = [Span::raw("  ")];
+            let mut out = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let lead: &[Span<'static>] = if i == 0 { &first } else { &rest };
+                out.extend(wrap_spans(
+                    &[Span::styled(line.to_owned(), theme.bold())],
+                    width,
+                    lead,
+                    &rest,
+                ));
+            }
+            if out.is_empty() {
+                out.push(Line::from(first.to_vec()));
+            }
+            out
+        }
+        Cell::Assistant { text, streaming } => {
+            let mut lines = markdown::render(text, width, theme);
+            if *streaming {
+                let cursor = Span::styled("▍", theme.dim());
+                match lines.last_mut() {
+                    Some(last) if last.width() < width => last.spans.push(cursor),
+                    _ => lines.push(Line::from(cursor)),
+                }
+            }
+            lines
+        }
+        Cell::Tool {
+            name,
+            arguments,
+            status,
+            output,
+            expanded,
+            ..
+        } => render_tool(
+            name, arguments, status, output, *expanded, width, theme, tick, selected,
+        ),
+        Cell::Note { kind, text } => {
+            let (mark, style) = match kind {
+                NoteKind::Subtle => ("◆ ", theme.dim()),
+                NoteKind::Info => ("· ", theme.dim()),
+                NoteKind::Retry => ("⟳ ", theme.warning()),
+                NoteKind::Error => ("✗ ", theme.failure()),
+                NoteKind::Review => ("✦ ", theme.accent()),
+            };
+            let first = [Span::styled(mark, style)];
+            let rest = [Span::raw("  ")];
+            let mut out = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let lead: &[Span<'static>] = if i == 0 { &first } else { &rest };
+                out.extend(wrap_spans(
+                    &[Span::styled(line.to_owned(), style)],
+                    width,
+                    lead,
+                    &rest,
+                ));
+            }
+            out
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render_tool(
+    name: &str,
+    arguments: &str,
+    status: &ToolStatus,
+    output: &str,
+    expanded: bool,
+    width: usize,
+    theme: &Theme,
+    tick: usize,
+    selected: bool,
+) -> Vec<Line<'static>> {
+    let (icon, icon_style, tail) = match status {
+        ToolStatus::Running => (
+            SPINNER[tick % SPINNER.len()],
+            theme.warning(),
+            String::new(),
+        ),
+        ToolStatus::Done {
+            success: true,
+            duration_ms,
+        } => ("✓", theme.success(), format_duration(*duration_ms)),
+        ToolStatus::Done {
+            success: false,
+            duration_ms,
+        } => ("✗", theme.failure(), format_duration(*duration_ms)),
+    };
+    let marker = if selected {
+        Span::styled("▶ ", theme.selected())
+    } else {
+        Span::raw("  ")
+    };
+    let mut head = vec![Span::styled(name.to_owned(), theme.tool_name())];
+    if !arguments.is_empty() {
+        head.push(Span::raw(" "));
+        head.push(Span::styled(arguments.to_owned(), theme.dim()));
+    }
+    if !tail.is_empty() {
+        head.push(Span::styled(format!("  {tail}"), theme.dim()));
+    }
+    let first = [marker, Span::styled(format!("{icon} "), icon_style)];
+    let rest = [Span::raw("    ")];
+    let mut out = wrap_spans(&head, width, &first, &rest);
+
+    let lines: Vec<&str> = output.lines().collect();
+    if lines.is_empty() {
+        return out;
+    }
+    let shown = if expanded {
+        EXPANDED_OUTPUT_LINES
+    } else {
+        COLLAPSED_OUTPUT_LINES
+    };
+    let gutter = [Span::styled("    │ ", theme.gutter())];
+    for line in lines.iter().take(shown) {
+        out.extend(wrap_spans(
+            &[Span::styled((*line).to_owned(), theme.dim())],
+            width,
+            &gutter,
+            &gutter,
+        ));
+    }
+    if lines.len() > shown {
+        let more = lines.len() - shown;
+        let hint = if expanded {
+            format!("… {more} more lines not shown")
+        } else {
+            format!("… {more} more lines (ctrl-o expands)")
+        };
+        out.push(Line::from(vec![
+            Span::raw("    "),
+            Span::styled(hint, theme.dim()),
+        ]));
+    } else if expanded && lines.len() > COLLAPSED_OUTPUT_LINES {
+        out.push(Line::from(vec![
+            Span::raw("    "),
+            Span::styled("(ctrl-o collapses)", theme.dim()),
+        ]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn screen(t: &mut Transcript, w: u16, h: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = Buffer::empty(area);
+        t.render(area, &mut buf, &Theme::plain(), 0);
+        (0..h)
+            .map(|y| {
+                (0..w)
+                    .map(|x| buf[(x, y)].symbol().to_owned())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deltas_stream_into_one_message_that_the_final_text_replaces() {
+        let mut t = Transcript::default();
+        t.append_delta("Hel");
+        t.append_delta("lo");
+        assert_eq!(t.len(), 1);
+        t.finish_message("Hello!");
+        assert_eq!(
+            t.cells().next(),
+            Some(&Cell::Assistant {
+                text: "Hello!".into(),
+                streaming: false
+            })
+        );
+    }
+
+    #[test]
+    fn a_retry_voids_the_partial_stream() {
+        let mut t = Transcript::default();
+        t.push(Cell::User { text: "q".into() });
+        t.append_delta("partial");
+        t.discard_stream();
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn follows_the_bottom_until_scrolled_up_then_stays_put() {
+        let mut t = Transcript::default();
+        for i in 0..20 {
+            t.push_note(NoteKind::Info, format!("line {i}"));
+        }
+        let s = screen(&mut t, 20, 5);
+        assert_eq!(s[4], "· line 19");
+        t.scroll(-10);
+        assert!(!t.is_following());
+        let before = screen(&mut t, 20, 5);
+        t.push_note(NoteKind::Info, "line 20");
+        assert_eq!(screen(&mut t, 20, 5), before, "a pinned view does not move");
+        t.scroll(100);
+        assert!(t.is_following());
+        assert_eq!(screen(&mut t, 20, 5)[4], "· line 20");
+    }
+
+    #[test]
+    fn tool_cards_show_status_duration_and_expand() {
+        let mut t = Transcript::default();
+        t.begin_tool(
+            "c1",
+            "terminal",
+            &json!({"command": "ls -la", "timeout": 5}),
+        );
+        t.tool_output("c1", "a\nb\nc\nd\ne");
+        t.end_tool("c1", true, 1500);
+        let s = screen(&mut t, 40, 6);
+        assert_eq!(s[0], "  ✓ terminal ls -la  1.5s");
+        assert_eq!(s[3], "    │ c");
+        assert_eq!(s[4], "    … 2 more lines (ctrl-o expands)");
+        t.select_tool(true);
+        t.toggle_selected_output();
+        let s = screen(&mut t, 40, 8);
+        assert!(s.contains(&"    │ e".to_owned()), "{s:?}");
+        assert!(s[0].starts_with("▶ ✓ terminal"), "{s:?}");
+    }
+
+    #[test]
+    fn argument_summaries_prefer_telling_fields() {
+        assert_eq!(
+            summarize_arguments(&json!({"path": "a.rs", "x": 1})),
+            "a.rs"
+        );
+        assert_eq!(summarize_arguments(&json!({"x": 1})), r#"{"x":1}"#);
+        assert_eq!(summarize_arguments(&json!("raw {")), "raw {");
+        assert_eq!(format_duration(42), "42ms");
+        assert_eq!(format_duration(125_000), "2m 05s");
+    }
+}

@@ -1,0 +1,126 @@
+//! What the builder needs to know about a session, and the table of which tools
+//! each toolset registers (shared with the agent loop's tool registry).
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use knack_config::{Config, KnackHome};
+
+/// Which frontend runs the session; selects the platform hint (layer 10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Platform {
+    Tui,
+    Cli,
+    Review,
+}
+
+impl Platform {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Tui => "tui",
+            Platform::Cli => "cli",
+            Platform::Review => "review",
+        }
+    }
+}
+
+/// Facts about the session that go into layer 9. `started` is a date
+/// (`YYYY-MM-DD`), never a finer time, so the prompt stays byte-stable all day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFacts {
+    pub session_id: String,
+    pub started: String,
+    pub model: String,
+}
+
+/// Everything `build_system_prompt` reads besides the skill set.
+#[derive(Debug, Clone)]
+pub struct PromptInputs {
+    pub home: KnackHome,
+    pub config: Config,
+    pub cwd: PathBuf,
+    pub session: SessionFacts,
+    pub platform: Platform,
+    /// Names of the tools registered for the session.
+    pub tools: Vec<String>,
+    /// Names of the toolsets enabled for the session.
+    pub toolsets: Vec<String>,
+    /// The caller's system message (`--system`, else config `agent.system_message`).
+    pub system_message: Option<String>,
+}
+
+/// Every toolset and its tools, in the fixed order tool specs are built.
+pub const TOOLSETS: [(&str, &[&str]); 5] = [
+    ("skills", &["skills_list", "skill_view", "skill_manage"]),
+    ("terminal", &["terminal"]),
+    (
+        "file",
+        &["read_file", "write_file", "patch", "search_files"],
+    ),
+    ("memory", &["memory"]),
+    ("session_search", &["session_search"]),
+];
+
+/// The tools registered by the enabled `toolsets`, in the table's order;
+/// unknown toolset names contribute nothing.
+pub fn tools_for_toolsets(toolsets: &[String]) -> Vec<String> {
+    TOOLSETS
+        .iter()
+        .filter(|(set, _)| toolsets.iter().any(|t| t.trim() == *set))
+        .flat_map(|(_, tools)| tools.iter().map(|t| (*t).to_owned()))
+        .collect()
+}
+
+/// The UTC calendar date of `time` as `YYYY-MM-DD` (the session's start date).
+pub fn utc_date(time: SystemTime) -> String {
+    let secs = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Days since 1970-01-01 to a (year, month, day) of the proleptic Gregorian
+/// calendar, counting in 400-year eras that start on March 1st.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn utc_dates() {
+        let at = |secs: u64| utc_date(SystemTime::UNIX_EPOCH + Duration::from_secs(secs));
+        assert_eq!(at(0), "1970-01-01");
+        assert_eq!(at(951_782_400), "2000-02-29");
+        assert_eq!(at(1_709_251_199), "2024-02-29");
+        assert_eq!(at(1_735_689_600), "2025-01-01");
+    }
+
+    #[test]
+    fn toolsets_map_to_tools_in_table_order() {
+        let sets = vec!["memory".to_owned(), "skills".to_owned(), "nope".to_owned()];
+        assert_eq!(
+            tools_for_toolsets(&sets),
+            ["skills_list", "skill_view", "skill_manage", "memory"]
+        );
+        let all = knack_config::AgentConfig::default().toolsets;
+        let tools = tools_for_toolsets(&all);
+        assert!(tools.contains(&"session_search".to_owned()));
+        assert!(tools.contains(&"search_files".to_owned()));
+    }
+}

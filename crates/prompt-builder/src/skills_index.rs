@@ -1,0 +1,321 @@
+//! Layer 7: the skills index, a budgeted list of the visible skills grouped by
+//! category, cached in-process by everything that can change its bytes.
+//!
+//! Layout decisions: skills without a category come first, under
+//! `(no category)`, matching the (category, name) order of `skills_list`.
+//! Over budget, whole categories fall back to a names-only line, largest first
+//! (ties by category name); if that is not enough, trailing categories are left
+//! out. Either way a closing line points to `skills_list`.
+
+use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use lru::LruCache;
+use sha2::{Digest, Sha256};
+use skill_core::validate::INDEX_DESCRIPTION_BUDGET;
+use skill_core::{Skill, SkillSet};
+
+use crate::inputs::{Platform, PromptInputs};
+use crate::screen::cut_with_ellipsis;
+
+const HEADER: &str = "## Skills";
+const INSTRUCTION_LOAD: &str = "\
+The skills below are procedures that work here, for this user and this machine. \
+Before you act on a task, scan the list: when a skill matches the task, even in \
+part, load it with skill_view(name) and follow it rather than improvising.";
+const INSTRUCTION_PATCH: &str = "\
+When a skill you used turns out wrong or incomplete, fix it with \
+skill_manage(action=\"patch\") before you finish.";
+const AMBIGUOUS_NOTE: &str = "\
+A name followed by an id in brackets is shared by several skills; load such a \
+skill by its id.";
+const UNCATEGORIZED: &str = "(no category)";
+const NAMES_ONLY: &str = "[names only]";
+/// Category descriptions are cut to this many characters.
+const CATEGORY_DESCRIPTION_CHARS: usize = 100;
+/// Rendered blocks kept in memory; one per distinct key.
+const CACHE_SLOTS: usize = 32;
+
+/// What the index depends on besides the skill set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexOptions {
+    pub tools: Vec<String>,
+    pub toolsets: Vec<String>,
+    pub platform: Platform,
+    pub disabled: Vec<String>,
+    pub budget_chars: usize,
+}
+
+impl IndexOptions {
+    pub fn from_inputs(inputs: &PromptInputs) -> Self {
+        Self {
+            tools: inputs.tools.clone(),
+            toolsets: inputs.toolsets.clone(),
+            platform: inputs.platform,
+            disabled: inputs.config.skills.disabled.clone(),
+            budget_chars: inputs.config.skills.index_budget_chars,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    roots: Vec<(String, PathBuf)>,
+    tools: Vec<String>,
+    toolsets: Vec<String>,
+    platform: Platform,
+    disabled: Vec<String>,
+    budget: usize,
+    /// Digest of every skill field the index reads, so an edited description
+    /// or a new DESCRIPTION.md is a different key even with the same roots.
+    content: [u8; 32],
+}
+
+static CACHE: LazyLock<Mutex<LruCache<CacheKey, Arc<str>>>> = LazyLock::new(|| {
+    Mutex::new(LruCache::new(
+        NonZeroUsize::new(CACHE_SLOTS).unwrap_or(NonZeroUsize::MIN),
+    ))
+});
+
+/// Forgets every cached index block (tests, and writers that want a rebuild).
+pub fn clear_index_cache() {
+    cache().clear();
+}
+
+fn cache() -> std::sync::MutexGuard<'static, LruCache<CacheKey, Arc<str>>> {
+    match CACHE.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+pub(crate) fn layer(inputs: &PromptInputs, skills: &SkillSet) -> String {
+    render_skills_index(skills, &IndexOptions::from_inputs(inputs))
+}
+
+/// The index block for `skills`; empty without `skill_view` or without any
+/// skill to show. Same inputs, same bytes.
+pub fn render_skills_index(skills: &SkillSet, options: &IndexOptions) -> String {
+    if !options.tools.iter().any(|t| t == "skill_view") {
+        return String::new();
+    }
+    let key = cache_key(skills, options);
+    if let Some(hit) = cache().get(&key) {
+        return hit.to_string();
+    }
+    let rendered = render(skills, options);
+    cache().put(key, Arc::from(rendered.as_str()));
+    rendered
+}
+
+fn sorted(items: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = items.iter().map(|s| s.trim().to_owned()).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn cache_key(skills: &SkillSet, options: &IndexOptions) -> CacheKey {
+    let mut h = Sha256::new();
+    let mut field = |text: &str| {
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    };
+    for (skill, gate) in skills.skills.iter().zip(&skills.gates) {
+        field(&skill.qualified_id());
+        field(&skill.name);
+        field(&skill.description);
+        field(skill.category.as_deref().unwrap_or("\u{0}"));
+        field(&format!("{gate:?}"));
+        field(&format!("{:?}", skill.frontmatter.conditions));
+    }
+    field("--categories");
+    for (category, (_, text)) in &skills.category_descriptions {
+        field(category);
+        field(text);
+    }
+    field("--ambiguous");
+    for name in &skills.ambiguous_names {
+        field(name);
+    }
+    CacheKey {
+        roots: skills
+            .roots
+            .iter()
+            .map(|r| (r.scope.namespace().to_owned(), r.path.clone()))
+            .collect(),
+        tools: sorted(&options.tools),
+        toolsets: sorted(&options.toolsets),
+        platform: options.platform,
+        disabled: sorted(&options.disabled),
+        budget: options.budget_chars,
+        content: h.finalize().into(),
+    }
+}
+
+/// Hidden by conditions: a fallback whose primary is available, or a skill
+/// that needs a tool or toolset the session lacks.
+fn passes_conditions(skill: &Skill, options: &IndexOptions) -> bool {
+    let c = &skill.frontmatter.conditions;
+    let has_tool = |t: &String| options.tools.iter().any(|x| x == t.trim());
+    let has_set = |t: &String| options.toolsets.iter().any(|x| x == t.trim());
+    let fallback_needed =
+        !c.fallback_for_toolsets.iter().any(has_set) && !c.fallback_for_tools.iter().any(has_tool);
+    let requirements_met =
+        c.requires_toolsets.iter().all(has_set) && c.requires_tools.iter().all(has_tool);
+    fallback_needed && requirements_met
+}
+
+/// One category as it can be rendered in full or names-only.
+struct Group {
+    label: String,
+    full: String,
+    names_only: String,
+}
+
+impl Group {
+    fn full_chars(&self) -> usize {
+        self.full.chars().count()
+    }
+}
+
+/// The name as shown: ambiguous names carry their qualified id.
+fn shown_name(skill: &Skill, set: &SkillSet) -> String {
+    if set.is_ambiguous(skill) {
+        format!("{} [{}]", skill.name, skill.qualified_id())
+    } else {
+        skill.name.clone()
+    }
+}
+
+/// Descriptions may span lines in YAML; the index wants one short line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The groups to show, and whether any shown name is ambiguous.
+fn groups(skills: &SkillSet, options: &IndexOptions) -> (Vec<Group>, bool) {
+    let mut by_category: BTreeMap<Option<&str>, Vec<&Skill>> = BTreeMap::new();
+    for skill in skills.visible() {
+        if passes_conditions(skill, options) {
+            by_category
+                .entry(skill.category.as_deref())
+                .or_default()
+                .push(skill);
+        }
+    }
+    let any_ambiguous = by_category
+        .values()
+        .flatten()
+        .any(|s| skills.is_ambiguous(s));
+    let groups = by_category
+        .into_iter()
+        .map(|(category, members)| {
+            let label = category.unwrap_or(UNCATEGORIZED).to_owned();
+            let description = category
+                .and_then(|c| skills.category_description(c))
+                .map(|d| cut_with_ellipsis(&one_line(d), CATEGORY_DESCRIPTION_CHARS))
+                .filter(|d| !d.is_empty());
+            let mut full = match description {
+                Some(d) => format!("{label}: {d}"),
+                None => format!("{label}:"),
+            };
+            for skill in &members {
+                let description =
+                    cut_with_ellipsis(&one_line(&skill.description), INDEX_DESCRIPTION_BUDGET);
+                full.push_str("\n- ");
+                full.push_str(&shown_name(skill, skills));
+                if !description.is_empty() {
+                    full.push_str(": ");
+                    full.push_str(&description);
+                }
+            }
+            let names: Vec<String> = members.iter().map(|s| shown_name(s, skills)).collect();
+            let names_only = format!("{label} {NAMES_ONLY}: {}", names.join(", "));
+            Group {
+                label,
+                full,
+                names_only,
+            }
+        })
+        .collect();
+    (groups, any_ambiguous)
+}
+
+fn render(skills: &SkillSet, options: &IndexOptions) -> String {
+    let (groups, any_ambiguous) = groups(skills, options);
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut intro = format!("{HEADER}\n{INSTRUCTION_LOAD}");
+    if options.tools.iter().any(|t| t == "skill_manage") {
+        intro.push(' ');
+        intro.push_str(INSTRUCTION_PATCH);
+    }
+    if any_ambiguous {
+        intro.push('\n');
+        intro.push_str(AMBIGUOUS_NOTE);
+    }
+
+    let mut compact = vec![false; groups.len()];
+    let mut shown = groups.len();
+    let assemble = |compact: &[bool], shown: usize| -> String {
+        let body: Vec<&str> = groups[..shown]
+            .iter()
+            .zip(compact)
+            .map(|(g, &c)| {
+                if c {
+                    g.names_only.as_str()
+                } else {
+                    g.full.as_str()
+                }
+            })
+            .collect();
+        let mut out = format!(
+            "{intro}\n\n<available_skills>\n{}\n</available_skills>",
+            body.join("\n")
+        );
+        let hidden_skills = shown < groups.len();
+        if hidden_skills {
+            let left_out = groups.len() - shown;
+            out.push_str(&format!(
+                "\n\n{left_out} more categories are not listed here to keep this prompt short; call skills_list to see every skill."
+            ));
+        } else if compact.iter().any(|&c| c) {
+            out.push_str(
+                "\n\nCategories marked [names only] are shortened to fit; call skills_list (optionally with a category) to read their descriptions.",
+            );
+        }
+        out
+    };
+
+    let mut text = assemble(&compact, shown);
+    if text.chars().count() <= options.budget_chars {
+        return text;
+    }
+    // Largest categories give up their descriptions first; ties by name.
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    order.sort_by(|&a, &b| {
+        groups[b]
+            .full_chars()
+            .cmp(&groups[a].full_chars())
+            .then_with(|| groups[a].label.cmp(&groups[b].label))
+    });
+    for i in order {
+        compact[i] = true;
+        text = assemble(&compact, shown);
+        if text.chars().count() <= options.budget_chars {
+            return text;
+        }
+    }
+    while shown > 0 {
+        shown -= 1;
+        text = assemble(&compact, shown);
+        if text.chars().count() <= options.budget_chars {
+            break;
+        }
+    }
+    text
+}

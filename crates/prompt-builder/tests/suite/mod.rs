@@ -1,0 +1,4 @@
+//! Prompt-builder behaviour from the outside: golden prompts, screening, caps, budget.
+mod fixture;
+mod golden;
+mod layers;

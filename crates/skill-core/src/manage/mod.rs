@@ -1,0 +1,1096 @@
+//! `skill_manage`: the one way skills are written (create, edit, patch, delete,
+//! support files), validated, locked, atomic, scanned, undone on refusal and recorded.
+
+pub mod atomic;
+pub mod lock;
+mod paths;
+pub mod provenance;
+mod review;
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use knack_config::{Config, KnackHome};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use skill_guard::{PolicyDecision, TrustLevel};
+
+use crate::fuzzy_patch;
+use crate::history::{self, SkillIdentity};
+use crate::roots::DiscoveryOptions;
+use crate::skill::{Scope, Skill};
+use crate::skill_set::Resolution;
+use crate::validate::{
+    RuleViolation, SkillMdCheck, validate_category, validate_name, validate_skill_md,
+    validate_support_path, validate_support_size,
+};
+
+pub use provenance::{PROVENANCE_FILE, Provenance, provenance, record_provenance};
+
+/// What `skill_manage` is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ManageAction {
+    Create,
+    Edit,
+    Patch,
+    Delete,
+    WriteFile,
+    RemoveFile,
+}
+
+impl ManageAction {
+    pub const ALL: [ManageAction; 6] = [
+        ManageAction::Create,
+        ManageAction::Edit,
+        ManageAction::Patch,
+        ManageAction::Delete,
+        ManageAction::WriteFile,
+        ManageAction::RemoveFile,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ManageAction::Create => "create",
+            ManageAction::Edit => "edit",
+            ManageAction::Patch => "patch",
+            ManageAction::Delete => "delete",
+            ManageAction::WriteFile => "write_file",
+            ManageAction::RemoveFile => "remove_file",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+/// The arguments of the `skill_manage` tool (CONTRACT.md names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SkillManageArgs {
+    /// create: a new skill from a whole SKILL.md. edit: replace SKILL.md whole (big rewrites only).
+    /// patch: replace old_string by new_string in SKILL.md or a support file (preferred for fixes).
+    /// delete: remove the skill. write_file / remove_file: add, replace or remove a support file.
+    pub action: ManageAction,
+    /// For create, the new skill's name (lowercase letters, digits, '.', '_', '-'; at most 64).
+    /// Otherwise the skill's name, id ('category/name') or qualified id ('user:category/name').
+    pub name: String,
+    /// create and edit: the whole SKILL.md, YAML frontmatter (name, description) then a Markdown body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// create only: the category folder, e.g. 'devops' or 'mlops/training'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// write_file, remove_file and patch: a path under references/, templates/, scripts/ or assets/.
+    /// patch without it changes SKILL.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<String>,
+    /// write_file: the file's whole new content (at most 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_content: Option<String>,
+    /// patch: the text to find, quoted from the file with enough context to be unique.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_string: Option<String>,
+    /// patch: the replacement; an empty string deletes the quoted text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_string: Option<String>,
+    /// patch: replace every occurrence instead of requiring exactly one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_all: bool,
+    /// delete: the skill this one was merged into (must exist). Required for the background review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absorbed_into: Option<String>,
+}
+
+impl SkillManageArgs {
+    /// Arguments with only `action` and `name` set.
+    pub fn new(action: ManageAction, name: impl Into<String>) -> Self {
+        Self {
+            action,
+            name: name.into(),
+            content: None,
+            category: None,
+            file_path: None,
+            file_content: None,
+            old_string: None,
+            new_string: None,
+            replace_all: false,
+            absorbed_into: None,
+        }
+    }
+}
+
+/// Who is writing; recorded in history and deciding what is allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    User,
+    Agent,
+    Review,
+    Hub,
+    Sync,
+}
+
+impl Actor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::User => "user",
+            Actor::Agent => "agent",
+            Actor::Review => "review",
+            Actor::Hub => "hub",
+            Actor::Sync => "sync",
+        }
+    }
+
+    /// The provenance a skill created by this actor records.
+    pub fn created_by(self) -> &'static str {
+        match self {
+            Actor::User => "user",
+            Actor::Agent | Actor::Review => "agent",
+            Actor::Hub => "hub",
+            Actor::Sync => "bundled",
+        }
+    }
+}
+
+/// The origin of one `skill_manage` call.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOrigin<'a> {
+    pub actor: Actor,
+    /// Files `skill_view` served during this review (SKILL.md paths and
+    /// support-file paths). Only the review consults it; `None` means none.
+    pub viewed: Option<&'a HashSet<PathBuf>>,
+}
+
+impl WriteOrigin<'static> {
+    pub fn new(actor: Actor) -> Self {
+        Self {
+            actor,
+            viewed: None,
+        }
+    }
+}
+
+impl<'a> WriteOrigin<'a> {
+    pub fn review(viewed: &'a HashSet<PathBuf>) -> Self {
+        Self {
+            actor: Actor::Review,
+            viewed: Some(viewed),
+        }
+    }
+}
+
+/// The path to put in the review's viewed set for a skill_view of `skill`
+/// (and `file_path`, for a support file).
+pub fn viewed_path(skill: &Skill, file_path: Option<&str>) -> PathBuf {
+    let path = match file_path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(rel) if rel != "SKILL.md" => skill.skill_dir.join(rel),
+        _ => skill.path.clone(),
+    };
+    fs::canonicalize(&path).unwrap_or(path)
+}
+
+/// What `skill_manage` needs besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ManageContext {
+    pub home: KnackHome,
+    /// The roots skills are found in (the same engine every surface uses).
+    pub options: DiscoveryOptions,
+    /// `skills.guard_agent_writes`: scan after each write and undo a blocked one.
+    pub guard_writes: bool,
+}
+
+impl ManageContext {
+    pub fn new(home: &KnackHome, config: &Config, cwd: &Path) -> Self {
+        Self {
+            home: home.clone(),
+            options: DiscoveryOptions::resolve(home, config, cwd),
+            guard_writes: config.skills.guard_agent_writes,
+        }
+    }
+
+    fn user_root(&self) -> PathBuf {
+        self.home.skills_dir()
+    }
+}
+
+/// A refused or failed call: the sentence, an optional hint, extra keys.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    error: String,
+    hint: Option<String>,
+    extra: Map<String, Value>,
+}
+
+impl Refusal {
+    pub(crate) fn new(error: impl Into<String>) -> Self {
+        Self {
+            error: error.into(),
+            hint: None,
+            extra: Map::new(),
+        }
+    }
+
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    fn with(mut self, key: &str, value: Value) -> Self {
+        self.extra.insert(key.to_owned(), value);
+        self
+    }
+
+    fn into_json(self) -> Value {
+        let mut map = Map::new();
+        map.insert("success".into(), json!(false));
+        map.insert("error".into(), json!(self.error));
+        if let Some(hint) = self.hint {
+            map.insert("hint".into(), json!(hint));
+        }
+        map.extend(self.extra);
+        Value::Object(map)
+    }
+}
+
+impl From<RuleViolation> for Refusal {
+    fn from(v: RuleViolation) -> Self {
+        Refusal::new(v.message)
+    }
+}
+
+type Step<T> = std::result::Result<T, Refusal>;
+
+/// A successful call.
+#[derive(Debug)]
+struct Done {
+    message: String,
+    path: PathBuf,
+    replacements: Option<usize>,
+    warnings: Vec<String>,
+}
+
+impl Done {
+    fn into_json(self) -> Value {
+        let mut out = json!({
+            "success": true,
+            "message": self.message,
+            "path": self.path.to_string_lossy(),
+        });
+        if let Some(n) = self.replacements {
+            out["replacements"] = json!(n);
+        }
+        if !self.warnings.is_empty() {
+            out["warnings"] = json!(self.warnings);
+        }
+        out
+    }
+}
+
+/// Runs `skill_manage` with arguments given as JSON (the tool-call path):
+/// anything that is not a valid argument object is a refusal, not a panic.
+pub fn skill_manage_json(ctx: &ManageContext, args: &Value, origin: &WriteOrigin<'_>) -> Value {
+    let actions = ManageAction::ALL.map(ManageAction::as_str).join(", ");
+    let Some(obj) = args.as_object() else {
+        return Refusal::new("the arguments must be a JSON object").into_json();
+    };
+    match obj.get("action") {
+        None | Some(Value::Null) => {
+            return Refusal::new(format!(
+                "the 'action' argument is required: one of {actions}"
+            ))
+            .into_json();
+        }
+        Some(Value::String(a)) if ManageAction::parse(a).is_none() => {
+            return Refusal::new(format!("unknown action '{a}'; use one of {actions}")).into_json();
+        }
+        _ => {}
+    }
+    match serde_json::from_value::<SkillManageArgs>(args.clone()) {
+        Ok(parsed) => skill_manage(ctx, &parsed, origin),
+        Err(e) => Refusal::new(format!("the arguments do not fit skill_manage: {e}")).into_json(),
+    }
+}
+
+/// Runs one `skill_manage` call and answers with CONTRACT.md's JSON.
+pub fn skill_manage(
+    ctx: &ManageContext,
+    args: &SkillManageArgs,
+    origin: &WriteOrigin<'_>,
+) -> Value {
+    let result = match args.action {
+        ManageAction::Create => create(ctx, args, origin),
+        ManageAction::Edit => edit(ctx, args, origin),
+        ManageAction::Patch => patch(ctx, args, origin),
+        ManageAction::Delete => delete(ctx, args, origin),
+        ManageAction::WriteFile => write_file(ctx, args, origin),
+        ManageAction::RemoveFile => remove_file(ctx, args, origin),
+    };
+    match result {
+        Ok(done) => done.into_json(),
+        Err(refusal) => refusal.into_json(),
+    }
+}
+
+fn required<'a>(value: &'a Option<String>, what: &str) -> Step<&'a str> {
+    value
+        .as_deref()
+        .ok_or_else(|| Refusal::new(what.to_owned()))
+}
+
+fn identity_of(skill: &Skill) -> SkillIdentity {
+    SkillIdentity {
+        name: skill.name.clone(),
+        id: skill.id.clone(),
+        qualified_id: skill.qualified_id(),
+        skill_dir: skill.skill_dir.clone(),
+    }
+}
+
+/// Resolves an existing skill with the one lookup rule every surface uses.
+fn find_skill(ctx: &ManageContext, name: &str) -> Step<Skill> {
+    paths::check_skill_query(name).map_err(Refusal::new)?;
+    let (set, _) = crate::discover(&ctx.options);
+    match set.resolve(name) {
+        Resolution::Found(skill) | Resolution::Gated(skill, _) => Ok(skill.clone()),
+        Resolution::Ambiguous(candidates) => {
+            let ids: Vec<String> = candidates.iter().map(|s| s.qualified_id()).collect();
+            Err(Refusal::new(format!(
+                "'{name}' is ambiguous: it names {} skills ({}); refusing to guess",
+                ids.len(),
+                ids.join(", ")
+            ))
+            .hint("Pass the qualified id of the skill to change, e.g. 'user:category/name'.")
+            .with("matches", json!(ids)))
+        }
+        Resolution::NotFound => Err(Refusal::new(format!(
+            "no skill named '{name}'; create it first with action 'create'"
+        ))
+        .hint("Call skills_list to see every skill.")),
+    }
+}
+
+fn internal(what: &str, e: impl std::fmt::Display) -> Refusal {
+    Refusal::new(format!("{what}: {e}; the skill was left as it was"))
+}
+
+/// How to take a write back when the guard refuses it.
+enum Undo {
+    /// Put these exact bytes back.
+    Restore { path: PathBuf, bytes: Vec<u8> },
+    /// Remove a file the write created, and the folders it created for it.
+    Remove {
+        path: PathBuf,
+        created: Option<PathBuf>,
+    },
+    /// Remove a whole new skill, from the topmost folder the create made.
+    RemoveTree(PathBuf),
+}
+
+impl Undo {
+    fn apply(self) -> std::io::Result<()> {
+        match self {
+            Undo::Restore { path, bytes } => atomic::write(&path, &bytes),
+            Undo::Remove { path, created } => {
+                fs::remove_file(&path)?;
+                if let Some(top) = created {
+                    fs::remove_dir_all(top)?;
+                }
+                Ok(())
+            }
+            Undo::RemoveTree(dir) => fs::remove_dir_all(dir),
+        }
+    }
+}
+
+/// One finding as a report line: severity, category, file:line, match, why.
+fn finding_line(f: &skill_guard::Finding) -> String {
+    format!(
+        "{} {} {}:{} \"{}\" ({})",
+        f.severity, f.category, f.file, f.line, f.matched, f.description
+    )
+}
+
+/// The refusal for a blocked verdict, or none when the policy allows it.
+fn blocked(
+    findings: &[skill_guard::Finding],
+    verdict: skill_guard::Verdict,
+    outcome: &str,
+) -> Option<Refusal> {
+    match skill_guard::decide(TrustLevel::AgentCreated, verdict, false) {
+        PolicyDecision::Allow => None,
+        PolicyDecision::Block { reason } => {
+            let mut sorted: Vec<&skill_guard::Finding> = findings.iter().collect();
+            sorted.sort_by_key(|f| std::cmp::Reverse(f.severity));
+            let lines: Vec<String> = sorted.into_iter().map(finding_line).collect();
+            Some(
+                Refusal::new(format!(
+                    "the guard blocked this write ({verdict} verdict: {reason}); {outcome}"
+                ))
+                .hint("Remove or rewrite the flagged lines listed in 'findings', then retry.")
+                .with("findings", json!(lines)),
+            )
+        }
+    }
+}
+
+/// Scans the text about to be written, so dangerous bytes never reach the
+/// disk (not even for the moment before the folder scan would undo them).
+fn prescan(ctx: &ManageContext, skill_dir: Option<&Path>, rel: &str, text: &str) -> Step<()> {
+    if !ctx.guard_writes {
+        return Ok(());
+    }
+    if rel != "SKILL.md"
+        && let Some(dir) = skill_dir
+        && skill_guard::SkillIgnore::load(dir).is_ok_and(|ignore| ignore.is_ignored(rel))
+    {
+        return Ok(());
+    }
+    let findings = skill_guard::scan_text(text, rel, skill_guard::ScanScope::Skill);
+    let verdict = skill_guard::verdict_of(&findings);
+    match blocked(&findings, verdict, "nothing was written") {
+        Some(refusal) => Err(refusal),
+        None => Ok(()),
+    }
+}
+
+/// Scans the whole skill as agent-created after a write; a blocked verdict
+/// undoes the write.
+fn scan_or_undo(ctx: &ManageContext, skill_dir: &Path, undo: Undo) -> Step<()> {
+    if !ctx.guard_writes {
+        return Ok(());
+    }
+    let refusal = match skill_guard::scan_skill_dir(skill_dir) {
+        Ok(report) => match blocked(
+            &report.findings,
+            report.verdict,
+            "the skill was restored to what it was",
+        ) {
+            None => return Ok(()),
+            Some(refusal) => refusal,
+        },
+        Err(e) => Refusal::new(format!(
+            "the guard could not scan the skill ({e}), so the write was undone"
+        )),
+    };
+    match undo.apply() {
+        Ok(()) => Err(refusal),
+        Err(e) => Err(Refusal::new(format!(
+            "{} — but undoing the write failed: {e}",
+            refusal.error
+        ))),
+    }
+}
+
+/// Writes one file of an existing skill under its lock: keep the version,
+/// write atomically, scan, record. Any failure leaves the skill as it was.
+fn write_recorded(
+    ctx: &ManageContext,
+    origin: &WriteOrigin<'_>,
+    identity: &SkillIdentity,
+    target: &Path,
+    bytes: &[u8],
+    action: ManageAction,
+    rel: Option<&str>,
+) -> Step<()> {
+    let previous = match fs::read(target) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(e) => return Err(internal(&format!("cannot read {}", target.display()), e)),
+    };
+    let pending =
+        history::begin(&ctx.home, identity).map_err(|e| internal("cannot keep history", e))?;
+    let parent = target.parent().unwrap_or(&identity.skill_dir);
+    let created = match atomic::create_dirs(parent) {
+        Ok(c) => c,
+        Err(e) => {
+            pending.discard();
+            return Err(internal(&format!("cannot create {}", parent.display()), e));
+        }
+    };
+    if let Err(e) = atomic::write(target, bytes) {
+        pending.discard();
+        if let Some(top) = created {
+            let _ = fs::remove_dir_all(top);
+        }
+        return Err(internal(&format!("cannot write {}", target.display()), e));
+    }
+    let undo = || match &previous {
+        Some(bytes) => Undo::Restore {
+            path: target.to_path_buf(),
+            bytes: bytes.clone(),
+        },
+        None => Undo::Remove {
+            path: target.to_path_buf(),
+            created: created.clone(),
+        },
+    };
+    if let Err(refusal) = scan_or_undo(ctx, &identity.skill_dir, undo()) {
+        pending.discard();
+        return Err(refusal);
+    }
+    if let Err(e) = pending.commit(action.as_str(), origin.actor, rel) {
+        let _ = undo().apply();
+        return Err(internal("cannot record the write in history", e));
+    }
+    Ok(())
+}
+
+fn lock(ctx: &ManageContext, skill_dir: &Path) -> Step<lock::SkillLock> {
+    lock::lock_skill(&ctx.user_root(), skill_dir)
+        .map_err(|e| internal("cannot lock the skill for writing", e))
+}
+
+fn still_there(skill: &Skill) -> Step<()> {
+    if skill.skill_dir.is_dir() {
+        Ok(())
+    } else {
+        Err(Refusal::new(format!(
+            "skill '{}' disappeared while waiting to write it (another writer deleted it)",
+            skill.name
+        )))
+    }
+}
+
+/// The frontmatter name of an edited SKILL.md must stay the skill's name.
+fn check_keeps_name(skill: &Skill, new_name: &str) -> Step<()> {
+    let dir_name = skill
+        .skill_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if new_name == skill.name || new_name == dir_name {
+        return Ok(());
+    }
+    Err(Refusal::new(format!(
+        "the new SKILL.md is named '{new_name}' but the skill is '{}'; renaming is not done by editing (create the new skill, then delete this one with absorbed_into)",
+        skill.name
+    )))
+}
+
+fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -> Step<Done> {
+    let name = args.name.as_str();
+    validate_name(name)?;
+    let category = args
+        .category
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty());
+    if let Some(c) = category {
+        validate_category(c)?;
+    }
+    let content = required(
+        &args.content,
+        "content is required for create: pass the whole SKILL.md (frontmatter with name and description, then the body)",
+    )?;
+    let valid = validate_skill_md(content, SkillMdCheck::New)?;
+    if valid.name != name {
+        return Err(Refusal::new(format!(
+            "the frontmatter name '{}' differs from the name argument '{name}'; they must be the same",
+            valid.name
+        )));
+    }
+    let (set, _) = crate::discover(&ctx.options);
+    let existing = match set.resolve(name) {
+        Resolution::Found(s) | Resolution::Gated(s, _) => vec![s.qualified_id()],
+        Resolution::Ambiguous(list) => list.iter().map(|s| s.qualified_id()).collect(),
+        Resolution::NotFound => Vec::new(),
+    };
+    if !existing.is_empty() {
+        return Err(Refusal::new(format!(
+            "a skill named '{name}' already exists ({}); choose another name or patch the existing skill",
+            existing.join(", ")
+        )));
+    }
+    prescan(ctx, None, "SKILL.md", content)?;
+    let root = ctx.user_root();
+    let id = match category {
+        Some(c) => format!("{c}/{name}"),
+        None => name.to_owned(),
+    };
+    let skill_dir = root.join(&id);
+    check_create_path(&root, &id)?;
+    atomic::create_dirs(&root).map_err(|e| internal("cannot create the user skills folder", e))?;
+    let _lock = lock(ctx, &skill_dir)?;
+    if skill_dir.exists() {
+        return Err(Refusal::new(format!(
+            "a folder already exists at {}; choose another name or remove that folder",
+            skill_dir.display()
+        )));
+    }
+    let identity = SkillIdentity {
+        name: name.to_owned(),
+        id: id.clone(),
+        qualified_id: format!("{}:{id}", Scope::User.namespace()),
+        skill_dir: skill_dir.clone(),
+    };
+    let pending =
+        history::begin(&ctx.home, &identity).map_err(|e| internal("cannot keep history", e))?;
+    let created = match atomic::create_dirs(&skill_dir) {
+        Ok(c) => c.unwrap_or_else(|| skill_dir.clone()),
+        Err(e) => {
+            pending.discard();
+            return Err(internal("cannot create the skill folder", e));
+        }
+    };
+    let skill_md = skill_dir.join("SKILL.md");
+    let written = atomic::write(&skill_md, content.as_bytes())
+        .and_then(|()| record_provenance(&skill_dir, origin.actor.created_by()));
+    if let Err(e) = written {
+        pending.discard();
+        let _ = fs::remove_dir_all(&created);
+        return Err(internal("cannot write SKILL.md", e));
+    }
+    if let Err(refusal) = scan_or_undo(ctx, &skill_dir, Undo::RemoveTree(created.clone())) {
+        pending.discard();
+        return Err(refusal);
+    }
+    if let Err(e) = pending.commit(ManageAction::Create.as_str(), origin.actor, None) {
+        let _ = fs::remove_dir_all(&created);
+        return Err(internal("cannot record the write in history", e));
+    }
+    let place = match category {
+        Some(c) => format!("category '{c}'"),
+        None => "the user skills folder".to_owned(),
+    };
+    Ok(Done {
+        message: format!(
+            "Created skill '{name}' in {place}. Add reference files with action 'write_file' (e.g. file_path 'references/notes.md')."
+        ),
+        path: skill_md,
+        replacements: None,
+        warnings: valid.warnings,
+    })
+}
+
+/// A new skill's folder may only pass through real folders of the user root.
+fn check_create_path(root: &Path, id: &str) -> Step<()> {
+    let mut cur = root.to_path_buf();
+    for part in id.split('/') {
+        cur.push(part);
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(Refusal::new(format!(
+                    "{} is a symbolic link; new skills are only created in real folders of the user skills folder",
+                    cur.display()
+                )));
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(Refusal::new(format!(
+                    "{} is a file, so no skill can be created there",
+                    cur.display()
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -> Step<Done> {
+    let content = required(
+        &args.content,
+        "content is required for edit: pass the whole new SKILL.md (for small changes use action 'patch')",
+    )?;
+    let valid = validate_skill_md(content, SkillMdCheck::Existing)?;
+    let skill = find_skill(ctx, &args.name)?;
+    check_keeps_name(&skill, &valid.name)?;
+    review::check_may_touch(origin, &skill)?;
+    review::check_viewed(origin, &skill, &skill.path, "SKILL.md")?;
+    prescan(ctx, Some(&skill.skill_dir), "SKILL.md", content)?;
+    let _lock = lock(ctx, &skill.skill_dir)?;
+    still_there(&skill)?;
+    if fs::read(&skill.path).is_ok_and(|old| old == content.as_bytes()) {
+        return Ok(Done {
+            message: format!(
+                "SKILL.md of '{}' already has this content; nothing changed.",
+                skill.name
+            ),
+            path: skill.path,
+            replacements: None,
+            warnings: valid.warnings,
+        });
+    }
+    write_recorded(
+        ctx,
+        origin,
+        &identity_of(&skill),
+        &skill.path,
+        content.as_bytes(),
+        ManageAction::Edit,
+        None,
+    )?;
+    Ok(Done {
+        message: format!("Replaced SKILL.md of '{}'.", skill.name),
+        path: skill.path,
+        replacements: None,
+        warnings: valid.warnings,
+    })
+}
+
+fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -> Step<Done> {
+    let old = required(
+        &args.old_string,
+        "old_string is required for patch: quote the text to replace",
+    )?;
+    let new = required(
+        &args.new_string,
+        "new_string is required for patch (an empty string deletes the quoted text)",
+    )?;
+    if old.is_empty() {
+        return Err(Refusal::new(fuzzy_patch::PatchError::EmptyOld.to_string()));
+    }
+    let rel = args
+        .file_path
+        .as_deref()
+        .filter(|p| !p.is_empty() && *p != "SKILL.md");
+    if let Some(rel) = rel {
+        validate_support_path(rel)?;
+    }
+    let skill = find_skill(ctx, &args.name)?;
+    let (target, label) = match rel {
+        Some(rel) => (
+            paths::support_target(&skill.skill_dir, rel)
+                .map_err(Refusal::new)?
+                .path,
+            rel.to_owned(),
+        ),
+        None => (skill.path.clone(), "SKILL.md".to_owned()),
+    };
+    review::check_may_touch(origin, &skill)?;
+    review::check_viewed(origin, &skill, &target, &label)?;
+    let _lock = lock(ctx, &skill.skill_dir)?;
+    still_there(&skill)?;
+    let bytes = match fs::read(&target) {
+        Ok(b) => b,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(Refusal::new(format!(
+                "the file '{label}' does not exist in skill '{}'",
+                skill.name
+            ))
+            .with(
+                "available_files",
+                json!(paths::support_files(&skill.skill_dir)),
+            ));
+        }
+        Err(e) => return Err(internal(&format!("cannot read '{label}'"), e)),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err(Refusal::new(format!(
+            "'{label}' is not UTF-8 text, so it cannot be patched; replace it with write_file"
+        )));
+    };
+    let (patched, replacements) =
+        fuzzy_patch::apply(&text, old, new, args.replace_all).map_err(|e| {
+            let hint = e.hint().map(str::to_owned);
+            let refusal = Refusal::new(format!("patch of '{label}' failed: {e}"));
+            match hint {
+                Some(h) => refusal.hint(h),
+                None => refusal,
+            }
+        })?;
+    let mut warnings = Vec::new();
+    if rel.is_none() {
+        let valid = validate_skill_md(&patched, SkillMdCheck::Existing).map_err(|v| {
+            Refusal::new(format!(
+                "the patch would leave SKILL.md invalid: {}; nothing was changed",
+                v.message
+            ))
+        })?;
+        check_keeps_name(&skill, &valid.name)?;
+        warnings = valid.warnings;
+    } else {
+        validate_support_size(patched.len())?;
+    }
+    prescan(ctx, Some(&skill.skill_dir), &label, &patched)?;
+    write_recorded(
+        ctx,
+        origin,
+        &identity_of(&skill),
+        &target,
+        patched.as_bytes(),
+        ManageAction::Patch,
+        rel,
+    )?;
+    let plural = if replacements == 1 { "" } else { "s" };
+    Ok(Done {
+        message: format!(
+            "Patched {label} of '{}' ({replacements} replacement{plural}).",
+            skill.name
+        ),
+        path: target,
+        replacements: Some(replacements),
+        warnings,
+    })
+}
+
+fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -> Step<Done> {
+    let rel = required(
+        &args.file_path,
+        "file_path is required for write_file, for example 'references/api.md'",
+    )?;
+    if rel == "SKILL.md" {
+        return Err(Refusal::new(
+            "write_file writes support files only; change SKILL.md with action 'edit' or 'patch'",
+        ));
+    }
+    validate_support_path(rel)?;
+    let body = required(
+        &args.file_content,
+        "file_content is required for write_file: the file's whole content",
+    )?;
+    validate_support_size(body.len())?;
+    let skill = find_skill(ctx, &args.name)?;
+    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
+    review::check_may_touch(origin, &skill)?;
+    if target.path.exists() {
+        review::check_viewed(origin, &skill, &target.path, rel)?;
+    }
+    prescan(ctx, Some(&skill.skill_dir), rel, body)?;
+    let _lock = lock(ctx, &skill.skill_dir)?;
+    still_there(&skill)?;
+    // Re-check under the lock: the folder may have changed while waiting.
+    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
+    let existed = target.path.exists();
+    if fs::read(&target.path).is_ok_and(|old| old == body.as_bytes()) {
+        return Ok(Done {
+            message: format!(
+                "'{rel}' of '{}' already has this content; nothing changed.",
+                skill.name
+            ),
+            path: target.path,
+            replacements: None,
+            warnings: Vec::new(),
+        });
+    }
+    write_recorded(
+        ctx,
+        origin,
+        &identity_of(&skill),
+        &target.path,
+        body.as_bytes(),
+        ManageAction::WriteFile,
+        Some(rel),
+    )?;
+    let verb = if existed { "Replaced" } else { "Wrote" };
+    Ok(Done {
+        message: format!("{verb} '{rel}' in skill '{}'.", skill.name),
+        path: target.path,
+        replacements: None,
+        warnings: Vec::new(),
+    })
+}
+
+fn remove_file(
+    ctx: &ManageContext,
+    args: &SkillManageArgs,
+    origin: &WriteOrigin<'_>,
+) -> Step<Done> {
+    let rel = required(
+        &args.file_path,
+        "file_path is required for remove_file, for example 'references/old.md'",
+    )?;
+    validate_support_path(rel)?;
+    let skill = find_skill(ctx, &args.name)?;
+    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
+    review::check_may_touch(origin, &skill)?;
+    review::check_viewed(origin, &skill, &target.path, rel)?;
+    let _lock = lock(ctx, &skill.skill_dir)?;
+    still_there(&skill)?;
+    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
+    if !target.path.is_file() {
+        return Err(Refusal::new(format!(
+            "the file '{rel}' does not exist in skill '{}'",
+            skill.name
+        ))
+        .with(
+            "available_files",
+            json!(paths::support_files(&skill.skill_dir)),
+        ));
+    }
+    let pending = history::begin(&ctx.home, &identity_of(&skill))
+        .map_err(|e| internal("cannot keep history", e))?;
+    if let Err(e) = fs::remove_file(&target.path) {
+        pending.discard();
+        return Err(internal(&format!("cannot remove '{rel}'"), e));
+    }
+    if let Some(parent) = target.path.parent() {
+        paths::remove_empty_dirs(parent, &target.skill_dir);
+        let _ = atomic::sync_dir(parent.parent().unwrap_or(&target.skill_dir));
+    }
+    pending
+        .commit(ManageAction::RemoveFile.as_str(), origin.actor, Some(rel))
+        .map_err(|e| {
+            Refusal::new(format!(
+                "removed '{rel}' but could not record it in history: {e}"
+            ))
+        })?;
+    Ok(Done {
+        message: format!("Removed '{rel}' from skill '{}'.", skill.name),
+        path: target.path,
+        replacements: None,
+        warnings: Vec::new(),
+    })
+}
+
+fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -> Step<Done> {
+    let skill = find_skill(ctx, &args.name)?;
+    review::check_may_touch(origin, &skill)?;
+    let absorbed = args
+        .absorbed_into
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty());
+    if origin.actor == Actor::Review && absorbed.is_none() {
+        return Err(Refusal::new(format!(
+            "the background review may only delete '{}' after merging it into another skill: pass absorbed_into naming that skill",
+            skill.name
+        ))
+        .hint("Patch the umbrella skill with this skill's useful content first, then delete with absorbed_into set to its name."));
+    }
+    if let Some(target) = absorbed {
+        check_absorbed_into(ctx, &skill, target)?;
+    }
+    check_delete_target(ctx, &skill)?;
+    let _lock = lock(ctx, &skill.skill_dir)?;
+    still_there(&skill)?;
+    let pending = history::begin(&ctx.home, &identity_of(&skill))
+        .map_err(|e| internal("cannot keep history", e))?;
+    let root = ctx
+        .options
+        .roots
+        .get(skill.root_index)
+        .map(|r| r.path.clone())
+        .unwrap_or_else(|| ctx.user_root());
+    let (message, path) = if origin.actor == Actor::Review {
+        let archive = archive_path(ctx, &skill);
+        let moved = atomic::create_dirs(archive.parent().unwrap_or(&root))
+            .and_then(|_| fs::rename(&skill.skill_dir, &archive));
+        if let Err(e) = moved {
+            pending.discard();
+            return Err(internal("cannot archive the skill", e));
+        }
+        (
+            format!(
+                "Archived skill '{}' to {} (content merged into '{}').",
+                skill.name,
+                archive.display(),
+                absorbed.unwrap_or_default()
+            ),
+            archive,
+        )
+    } else {
+        if let Err(e) = fs::remove_dir_all(&skill.skill_dir) {
+            pending.discard();
+            return Err(internal("cannot delete the skill folder", e));
+        }
+        let merged = absorbed
+            .map(|a| format!(" Its content lives on in '{a}'."))
+            .unwrap_or_default();
+        (
+            format!(
+                "Deleted skill '{}'.{merged} `knack skills rollback {}` brings it back.",
+                skill.name,
+                skill.qualified_id()
+            ),
+            skill.skill_dir.clone(),
+        )
+    };
+    if let Some(parent) = skill.skill_dir.parent() {
+        paths::remove_empty_dirs(parent, &root);
+        let _ = atomic::sync_dir(&root);
+    }
+    pending
+        .commit(ManageAction::Delete.as_str(), origin.actor, None)
+        .map_err(|e| {
+            Refusal::new(format!(
+                "deleted '{}' but could not record it in history: {e}",
+                skill.name
+            ))
+        })?;
+    Ok(Done {
+        message,
+        path,
+        replacements: None,
+        warnings: Vec::new(),
+    })
+}
+
+fn check_absorbed_into(ctx: &ManageContext, skill: &Skill, target: &str) -> Step<()> {
+    let (set, _) = crate::discover(&ctx.options);
+    match set.resolve(target) {
+        Resolution::Found(umbrella) if umbrella.skill_dir == skill.skill_dir => {
+            Err(Refusal::new(format!(
+                "absorbed_into '{target}' is the skill being deleted; name the skill its content was merged into"
+            )))
+        }
+        Resolution::Found(_) => Ok(()),
+        Resolution::Ambiguous(list) => Err(Refusal::new(format!(
+            "absorbed_into '{target}' is ambiguous ({}); use a qualified id",
+            list.iter()
+                .map(|s| s.qualified_id())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        Resolution::Gated(..) | Resolution::NotFound => Err(Refusal::new(format!(
+            "absorbed_into '{target}' does not name an existing skill; create or patch that skill first, then delete"
+        ))),
+    }
+}
+
+/// Never delete a link, a root, or anything not strictly inside its root.
+fn check_delete_target(ctx: &ManageContext, skill: &Skill) -> Step<()> {
+    let dir = &skill.skill_dir;
+    let meta =
+        fs::symlink_metadata(dir).map_err(|e| internal("cannot inspect the skill folder", e))?;
+    if meta.file_type().is_symlink() {
+        return Err(Refusal::new(format!(
+            "{} is a symbolic link; remove the link yourself if that is what you want",
+            dir.display()
+        )));
+    }
+    let canon =
+        fs::canonicalize(dir).map_err(|e| internal("cannot resolve the skill folder", e))?;
+    let roots: Vec<PathBuf> = ctx
+        .options
+        .roots
+        .iter()
+        .filter_map(|r| fs::canonicalize(&r.path).ok())
+        .collect();
+    if roots.contains(&canon) {
+        return Err(Refusal::new(format!(
+            "{} is a skills root itself; deleting it would remove every skill in it",
+            dir.display()
+        )));
+    }
+    if !roots.iter().any(|r| canon.starts_with(r)) {
+        return Err(Refusal::new(format!(
+            "{} is not inside any skills root, so it is not deleted",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+fn archive_path(ctx: &ManageContext, skill: &Skill) -> PathBuf {
+    let base = skill
+        .skill_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| skill.name.clone());
+    let stamp = crate::clock::compact(std::time::SystemTime::now());
+    let dir = ctx.user_root().join(".archive");
+    let mut candidate = dir.join(format!("{base}-{stamp}"));
+    let mut n = 2;
+    while candidate.exists() {
+        candidate = dir.join(format!("{base}-{stamp}-{n}"));
+        n += 1;
+    }
+    candidate
+}
+
+#[cfg(test)]
+mod tests;

