@@ -29,11 +29,19 @@ pub struct Invocation<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InvocationError {
     /// `/name` matches several skills; the user must pick a qualified id.
-    Ambiguous { token: String, candidates: Vec<String> },
+    Ambiguous {
+        token: String,
+        candidates: Vec<String>,
+    },
     /// The skill exists but is hidden (platform or disabled).
-    Unavailable { token: String, reason: String },
+    Unavailable {
+        token: String,
+        reason: String,
+    },
     /// `/skill` without an id, or an id that matches nothing.
-    NotFound { token: String },
+    NotFound {
+        token: String,
+    },
     TooMany,
 }
 
@@ -77,8 +85,7 @@ pub fn parse_invocation<'a>(
     }
     let mut skills: Vec<&Skill> = Vec::new();
     let mut rest = trimmed;
-    loop {
-        let Some(after_slash) = rest.strip_prefix('/') else { break };
+    while let Some(after_slash) = rest.strip_prefix('/') {
         let end = after_slash
             .find(char::is_whitespace)
             .unwrap_or(after_slash.len());
@@ -107,7 +114,10 @@ pub fn parse_invocation<'a>(
                 if skills.len() == MAX_STACKED_SKILLS {
                     return Err(InvocationError::TooMany);
                 }
-                if !skills.iter().any(|s| s.qualified_id() == skill.qualified_id()) {
+                if !skills
+                    .iter()
+                    .any(|s| s.qualified_id() == skill.qualified_id())
+                {
                     skills.push(skill);
                 }
             }
@@ -125,9 +135,7 @@ pub fn parse_invocation<'a>(
                             "it does not support this platform (it lists {:?})",
                             skill.frontmatter.platforms
                         ),
-                        skill_core::Gate::Disabled => {
-                            "it is listed in skills.disabled".to_owned()
-                        }
+                        skill_core::Gate::Disabled => "it is listed in skills.disabled".to_owned(),
                     },
                 });
             }
@@ -180,9 +188,8 @@ fn render_skill_block(
     session_id: &str,
     options: &PreprocessOptions,
 ) -> String {
-    let raw = std::fs::read_to_string(&skill.path).unwrap_or_else(|e| {
-        format!("(the skill file could not be read: {e})")
-    });
+    let raw = std::fs::read_to_string(&skill.path)
+        .unwrap_or_else(|e| format!("(the skill file could not be read: {e})"));
     let body = skill_core::frontmatter::split_frontmatter(skill_core::frontmatter::strip_bom(&raw))
         .ok()
         .flatten()
@@ -213,7 +220,12 @@ fn render_skill_block(
     if !files.is_empty() {
         out.push_str("Supporting files (read one with skill_view and file_path):\n");
         for list in files.values() {
-            for f in list.as_array().into_iter().flatten().filter_map(|v| v.as_str()) {
+            for f in list
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str())
+            {
                 let _ = writeln!(out, "- {f}");
             }
         }
@@ -261,7 +273,9 @@ mod tests {
         let names: Vec<&str> = inv.skills.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, vec!["deploy", "logs"]);
         assert_eq!(inv.text, "roll out v2 to /tmp");
-        let inv = parse_invocation("/skill b/logs check", &set).unwrap().unwrap();
+        let inv = parse_invocation("/skill b/logs check", &set)
+            .unwrap()
+            .unwrap();
         assert_eq!(inv.skills[0].name, "logs");
         assert_eq!(inv.text, "check");
     }
@@ -275,7 +289,8 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let many: Vec<(String, String)> = (0..6).map(|i| (format!("s{i}"), format!("s{i}"))).collect();
+        let many: Vec<(String, String)> =
+            (0..6).map(|i| (format!("s{i}"), format!("s{i}"))).collect();
         let refs: Vec<(&str, &str)> = many.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         let (_d, set) = set_with(&refs);
         assert_eq!(
@@ -295,9 +310,18 @@ mod tests {
         let opts = PreprocessOptions::from_config(&knack_config::SkillsConfig::default());
         let msg = render_invocation(&inv, InvocationVia::Slash, "sess-9", &opts);
         let skill_dir = dir.path().join("a/deploy");
-        assert!(msg.contains("invoked the skill \"deploy\" (user:a/deploy)"), "{msg}");
-        assert!(msg.contains(&format!("Do deploy in {} for sess-9.", skill_dir.display())), "{msg}");
-        assert!(!msg.contains("description: Use when"), "frontmatter is not repeated");
+        assert!(
+            msg.contains("invoked the skill \"deploy\" (user:a/deploy)"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(&format!("Do deploy in {} for sess-9.", skill_dir.display())),
+            "{msg}"
+        );
+        assert!(
+            !msg.contains("description: Use when"),
+            "frontmatter is not repeated"
+        );
         assert!(msg.ends_with("User's request:\nship it"));
     }
 }

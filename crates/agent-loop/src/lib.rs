@@ -7,7 +7,6 @@ pub mod invocation;
 pub mod model;
 pub mod session;
 pub mod session_store;
-pub mod time;
 pub mod tools;
 
 pub use agent_error::{Error, Result};

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::model::{ChatMessage, Role, ToolCall};
 use crate::tools::lock;
-use crate::{Error, Result, time};
+use crate::{Error, Result};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Characters of the first user message kept as a session's title.
@@ -67,6 +67,11 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
     END;
     ",
+    // 2: the skills the model was last told about (JSON list of qualified
+    // ids), so a resumed session announces what changed while it was away.
+    r"
+    ALTER TABLE sessions ADD COLUMN catalog_json TEXT;
+    ",
 ];
 
 /// What a new session starts with.
@@ -94,6 +99,8 @@ pub struct SessionMeta {
     pub tools_json: Option<String>,
     pub platform: String,
     pub cwd: String,
+    /// Qualified ids of the skills the model knows of (see [`SessionStore::set_catalog`]).
+    pub catalog: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -179,7 +186,7 @@ impl SessionStore {
     /// Records a new session and returns its id.
     pub fn create_session(&self, new: &NewSession) -> Result<String> {
         let conn = lock(&self.conn);
-        let started_at = time::now_rfc3339();
+        let started_at = skill_core::clock::now_rfc3339();
         let mut attempts = 0;
         loop {
             let id = match &new.id {
@@ -246,7 +253,7 @@ impl SessionStore {
                 message.content,
                 tool_calls_json,
                 message.tool_call_id,
-                time::now_rfc3339()
+                skill_core::clock::now_rfc3339()
             ],
         )?;
         if message.role == Role::User
@@ -275,11 +282,21 @@ impl SessionStore {
         Ok(())
     }
 
+    /// Records the skills the model now knows of (qualified ids).
+    pub fn set_catalog(&self, session_id: &str, catalog: &[String]) -> Result<()> {
+        let conn = lock(&self.conn);
+        conn.execute(
+            "UPDATE sessions SET catalog_json = ?1 WHERE id = ?2",
+            params![serde_json::to_string(catalog)?, session_id],
+        )?;
+        Ok(())
+    }
+
     pub fn load_session(&self, session_id: &str) -> Result<StoredSession> {
         let conn = lock(&self.conn);
         let meta = conn
             .query_row(
-                "SELECT id, started_at, title, model, system_prompt, tools_json, platform, cwd
+                "SELECT id, started_at, title, model, system_prompt, tools_json, platform, cwd, catalog_json
                  FROM sessions WHERE id = ?1",
                 [session_id],
                 |r| {
@@ -292,6 +309,9 @@ impl SessionStore {
                         tools_json: r.get(5)?,
                         platform: r.get(6)?,
                         cwd: r.get(7)?,
+                        catalog: r
+                            .get::<_, Option<String>>(8)?
+                            .and_then(|json| serde_json::from_str(&json).ok()),
                     })
                 },
             )
@@ -452,7 +472,7 @@ pub fn new_session_id() -> String {
     );
     hasher.write_u32(std::process::id());
     let suffix = hasher.finish() & 0x00ff_ffff;
-    format!("{}-{suffix:06x}", time::compact(now))
+    format!("{}-{suffix:06x}", skill_core::clock::session_stamp(now))
 }
 
 /// The title for a first message: whitespace collapsed, cut to [`TITLE_CHARS`].

@@ -1,5 +1,5 @@
-//! UTC timestamps for history records and archive folder names, formatted
-//! here so a whole date-time crate is not needed for two formats.
+//! UTC timestamps for history records, archive folders, session ids and the
+//! prompt's session date, formatted here once so no date-time crate is needed.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,6 +17,18 @@ pub fn compact(at: SystemTime) -> String {
 
 pub fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
+}
+
+/// `20250131-120005`: the sortable head of a session id.
+pub fn session_stamp(at: SystemTime) -> String {
+    let (y, mo, d, h, mi, s) = civil(at);
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+}
+
+/// `2025-01-31`: the calendar date, as the system prompt names a session's start.
+pub fn utc_date(at: SystemTime) -> String {
+    let (y, mo, d, ..) = civil(at);
+    format!("{y:04}-{mo:02}-{d:02}")
 }
 
 fn civil(at: SystemTime) -> (i64, u32, u32, u32, u32, u32) {

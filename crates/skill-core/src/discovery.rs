@@ -74,11 +74,14 @@ struct WalkOutput {
 pub fn discover(options: &DiscoveryOptions) -> (SkillSet, Fingerprint) {
     let walk = walk_roots(options);
     let parsed = parse_all(&walk.candidates);
-    let mut set = SkillSet::default();
-    set.notices = options.notices.clone();
-    set.notices.extend(walk.notices);
-    set.roots = walk.roots;
-    set.entries = walk.entries;
+    let mut notices = options.notices.clone();
+    notices.extend(walk.notices);
+    let mut set = SkillSet {
+        notices,
+        roots: walk.roots,
+        entries: walk.entries,
+        ..SkillSet::default()
+    };
     for (root_index, category, path) in walk.categories {
         if let Some(desc) = read_category_description(&path) {
             set.category_descriptions

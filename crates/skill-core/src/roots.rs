@@ -202,11 +202,10 @@ pub fn expand_path(raw: &str, base: &Path) -> PathBuf {
     let mut rest = raw;
     if let Some(after) = rest.strip_prefix('~')
         && (after.is_empty() || after.starts_with('/'))
+        && let Some(home) = etcetera_home()
     {
-        if let Some(home) = etcetera_home() {
-            text.push_str(&home.to_string_lossy());
-            rest = after;
-        }
+        text.push_str(&home.to_string_lossy());
+        rest = after;
     }
     let mut chars = rest.char_indices().peekable();
     while let Some((i, c)) = chars.next() {

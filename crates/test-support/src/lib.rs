@@ -1,13 +1,15 @@
 //! Test-only helpers for knack: a scripted OpenAI-compatible mock model server,
-//! its reply builders and the request invariants every conversation must keep.
+//! its reply builders, request invariants, and a static-file server for hub tests.
 
 mod invariants;
 mod reply;
 mod server;
+mod static_server;
 
 pub use invariants::check_invariants;
 pub use reply::{ScriptedReply, ScriptedToolCall, ScriptedUsage};
 pub use server::{CapturedRequest, MockModelServer, NO_REPLY_LEFT, Purpose};
+pub use static_server::{StaticRequest, StaticRoute, StaticServer};
 
 use serde::{Deserialize, Serialize};
 

@@ -279,9 +279,9 @@ fn doc_body(ws: &Workspace, args: &BenchArgs, table: &str, gen_note: &str) -> St
         .unwrap_or_default();
     format!(
         "## Discovery\n\n\
-Whole-process wall time of the release `knack` binary (spawn to exit, stdout to /dev/null),\n\
-"measured" is the median of {runs} runs after {warmup} warm-up runs. *Cold*: `$KNACK_HOME/cache/` is deleted\n\
-before each run, so knack walks and parses the whole tree (and rewrites its snapshot);\n\
+Whole-process wall time of the release `knack` binary (spawn to exit, stdout to /dev/null);\n\
+*measured* is the median of {runs} runs after {warmup} warm-up runs. *Cold*: `$KNACK_HOME/cache/`\n\
+is deleted before each run, so knack walks and parses the whole tree (and rewrites its snapshot);\n\
 *warm*: the discovery snapshot from the previous run is reused. The OS page cache is warm\n\
 in both. Peak RSS is each child's own `ru_maxrss` from `wait4`, the maximum over all\n\
 10,000-skill runs. Trees come from `cargo xtask gen-tree` (seed {seed}) with\n\

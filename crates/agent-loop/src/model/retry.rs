@@ -30,7 +30,9 @@ impl RetryPolicy {
         Self {
             max_retries: config.max_retries,
             base_delay: Duration::from_millis(config.retry_base_delay_ms),
-            max_delay: Duration::from_millis(config.retry_max_delay_ms.max(config.retry_base_delay_ms)),
+            max_delay: Duration::from_millis(
+                config.retry_max_delay_ms.max(config.retry_base_delay_ms),
+            ),
             ..Self::default()
         }
     }

@@ -29,17 +29,13 @@ impl ChannelApprover {
     }
 
     /// Delivers the frontend's answer to the waiting tool call.
-    pub fn answer(&self, call_id: &str, decision: agent_protocol::ApprovalDecision) {
+    pub fn answer(&self, call_id: &str, decision: ApprovalDecision) {
         let sender = match self.pending.lock() {
             Ok(mut map) => map.remove(call_id),
             Err(poisoned) => poisoned.into_inner().remove(call_id),
         };
         if let Some(sender) = sender {
-            let _ = sender.send(match decision {
-                agent_protocol::ApprovalDecision::ApproveOnce => ApprovalDecision::Approve,
-                agent_protocol::ApprovalDecision::ApproveAlways => ApprovalDecision::ApproveAlways,
-                agent_protocol::ApprovalDecision::Deny => ApprovalDecision::Deny,
-            });
+            let _ = sender.send(decision);
         }
     }
 }

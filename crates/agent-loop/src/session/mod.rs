@@ -75,14 +75,18 @@ pub struct Session {
 
 impl Session {
     /// Builds (or reloads) the frozen prompt and tools and records the session.
-    pub fn start(options: SessionOptions, client: Arc<dyn ModelClient>, events: EventSink) -> Result<Self> {
+    pub fn start(
+        options: SessionOptions,
+        client: Arc<dyn ModelClient>,
+        events: EventSink,
+    ) -> Result<Self> {
         let store = Arc::new(SessionStore::open(&options.home)?);
         let discovery = Arc::new(DiscoveryCache::new());
         let registry = Arc::new(ToolRegistry::for_toolsets(&options.config.agent.toolsets));
         let review_threshold = options.config.skills.review_after_tool_calls;
         let preprocess = PreprocessOptions::from_config(&options.config.skills);
 
-        let (id, system_prompt, tools, history) = match &options.resume {
+        let (id, system_prompt, tools, history, stored_catalog) = match &options.resume {
             Some(resume_id) => {
                 let stored = store.load_session(resume_id)?;
                 let tools = match &stored.meta.tools_json {
@@ -94,11 +98,21 @@ impl Session {
                     None => None,
                 };
                 let history = stored.chat_messages();
-                (stored.meta.id, stored.meta.system_prompt, tools, history)
+                (
+                    stored.meta.id,
+                    stored.meta.system_prompt,
+                    tools,
+                    history,
+                    stored.meta.catalog,
+                )
             }
             None => {
                 let id = new_session_id();
-                let ctx_options = skill_core::DiscoveryOptions::resolve(&options.home, &options.config, &options.cwd);
+                let ctx_options = skill_core::DiscoveryOptions::resolve(
+                    &options.home,
+                    &options.config,
+                    &options.cwd,
+                );
                 let skills = discovery.get(&ctx_options);
                 let toolsets = options.config.agent.toolsets.clone();
                 let inputs = PromptInputs {
@@ -128,14 +142,19 @@ impl Session {
                     platform: options.platform.as_str().to_owned(),
                     cwd: options.cwd.to_string_lossy().into_owned(),
                 })?;
-                (id, prompt.text(), tools, Vec::new())
+                (id, prompt.text(), tools, Vec::new(), None)
             }
         };
 
-        let ctx = ToolContext::new(options.home.clone(), options.config.clone(), options.cwd.clone(), id.clone())
-            .with_approver(Arc::clone(&options.approver))
-            .with_sessions(Arc::clone(&store))
-            .with_discovery(Arc::clone(&discovery));
+        let ctx = ToolContext::new(
+            options.home.clone(),
+            options.config.clone(),
+            options.cwd.clone(),
+            id.clone(),
+        )
+        .with_approver(Arc::clone(&options.approver))
+        .with_sessions(Arc::clone(&store))
+        .with_discovery(Arc::clone(&discovery));
         let mut session = Self {
             id,
             model: options.model,
@@ -155,7 +174,15 @@ impl Session {
             preprocess,
             events,
         };
-        session.catalog_baseline = session.visible_catalog();
+        session.catalog_baseline = match stored_catalog {
+            Some(ids) => ids.into_iter().collect(),
+            None => {
+                let current = session.visible_catalog();
+                let ids: Vec<String> = current.iter().cloned().collect();
+                session.store.set_catalog(&session.id, &ids)?;
+                current
+            }
+        };
         session.events.send(Event::SessionStarted {
             session_id: session.id.clone(),
             model: session.model.clone(),
@@ -198,7 +225,10 @@ impl Session {
                 skill_core::Resolution::Ambiguous(c) => {
                     return Err(Error::Session(format!(
                         "-s {name} matches more than one skill; use one of: {}",
-                        c.iter().map(|s| s.qualified_id()).collect::<Vec<_>>().join(", ")
+                        c.iter()
+                            .map(|s| s.qualified_id())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )));
                 }
                 skill_core::Resolution::Gated(skill, _) => {
@@ -224,7 +254,12 @@ impl Session {
             skills,
             text: String::new(),
         };
-        let text = render_invocation(&invocation, InvocationVia::Preload, &self.id, &self.preprocess);
+        let text = render_invocation(
+            &invocation,
+            InvocationVia::Preload,
+            &self.id,
+            &self.preprocess,
+        );
         self.preload_message = Some(ChatMessage::user(text));
         Ok(())
     }

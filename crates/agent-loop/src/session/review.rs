@@ -60,7 +60,8 @@ impl Session {
             if completion.tool_calls.is_empty() {
                 break;
             }
-            let results = dispatch_calls(self, &completion.tool_calls, &ctx, SkillActor::Review).await?;
+            let results =
+                dispatch_calls(self, &completion.tool_calls, &ctx, SkillActor::Review).await?;
             for (call, content) in completion.tool_calls.iter().zip(results) {
                 if call.function.name == "skill_manage"
                     && serde_json::from_str::<Value>(&content)
@@ -68,7 +69,8 @@ impl Session {
                         .and_then(|v| v["success"].as_bool())
                         == Some(true)
                 {
-                    let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
+                    let args: Value =
+                        serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
                     written.push((
                         args["action"].as_str().unwrap_or("write").to_owned(),
                         args["name"].as_str().unwrap_or("?").to_owned(),
@@ -121,7 +123,13 @@ mod tests {
             ("patch".to_owned(), "b".to_owned()),
             ("patch".to_owned(), "b".to_owned()),
         ];
-        assert_eq!(super::summarize(&w, ""), "review: created skill a, updated skill b");
-        assert_eq!(super::summarize(&[], "interrupted"), "review: nothing saved (interrupted)");
+        assert_eq!(
+            super::summarize(&w, ""),
+            "review: created skill a, updated skill b"
+        );
+        assert_eq!(
+            super::summarize(&[], "interrupted"),
+            "review: nothing saved (interrupted)"
+        );
     }
 }

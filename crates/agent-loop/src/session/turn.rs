@@ -106,7 +106,12 @@ impl Session {
                         via: SkillLoadVia::Slash,
                     });
                 }
-                Ok(render_invocation(&invocation, InvocationVia::Slash, &self.id, &self.preprocess))
+                Ok(render_invocation(
+                    &invocation,
+                    InvocationVia::Slash,
+                    &self.id,
+                    &self.preprocess,
+                ))
             }
             Err(e) => Err(Error::Session(e.to_string())),
         }
@@ -129,12 +134,24 @@ impl Session {
         if current == self.catalog_baseline {
             return Ok(());
         }
-        let added: Vec<String> = current.difference(&self.catalog_baseline).cloned().collect();
-        let removed: Vec<String> = self.catalog_baseline.difference(&current).cloned().collect();
+        let added: Vec<String> = current
+            .difference(&self.catalog_baseline)
+            .cloned()
+            .collect();
+        let removed: Vec<String> = self
+            .catalog_baseline
+            .difference(&current)
+            .cloned()
+            .collect();
+        let ids: Vec<String> = current.iter().cloned().collect();
+        self.store.set_catalog(&self.id, &ids)?;
         self.catalog_baseline = current;
         let mut note = String::from("[Skill catalog update]");
         if !added.is_empty() {
-            note.push_str(&format!(" New skills you can load with skill_view: {}.", added.join(", ")));
+            note.push_str(&format!(
+                " New skills you can load with skill_view: {}.",
+                added.join(", ")
+            ));
         }
         if !removed.is_empty() {
             note.push_str(&format!(" No longer available: {}.", removed.join(", ")));
@@ -146,7 +163,11 @@ impl Session {
 
     /// Sends one request and streams its events; `extra` messages follow the
     /// stored history (the review's fork uses this).
-    pub(crate) async fn request(&self, purpose: RequestPurpose, extra: &[ChatMessage]) -> Result<Completion> {
+    pub(crate) async fn request(
+        &self,
+        purpose: RequestPurpose,
+        extra: &[ChatMessage],
+    ) -> Result<Completion> {
         let request = ChatRequest {
             model: self.model.clone(),
             messages: self.request_messages(extra),
@@ -157,7 +178,9 @@ impl Session {
         let events = self.events.clone();
         let stream_text = purpose == RequestPurpose::Turn;
         let mut on_update = move |update: StreamUpdate| match update {
-            StreamUpdate::TextDelta(text) if stream_text => events.send(Event::AssistantDelta { text }),
+            StreamUpdate::TextDelta(text) if stream_text => {
+                events.send(Event::AssistantDelta { text })
+            }
             StreamUpdate::Retry {
                 attempt,
                 delay_ms,
@@ -204,7 +227,12 @@ pub(crate) async fn dispatch_calls(
         while end < calls.len() && !session.registry.is_mutating(&calls[end].function.name) {
             end += 1;
         }
-        let batch = join_all(calls[start..end].iter().map(|c| run_call(session, c, ctx, actor))).await;
+        let batch = join_all(
+            calls[start..end]
+                .iter()
+                .map(|c| run_call(session, c, ctx, actor)),
+        )
+        .await;
         for (offset, result) in batch.into_iter().enumerate() {
             results[start + offset] = Some(result?);
         }
@@ -213,13 +241,23 @@ pub(crate) async fn dispatch_calls(
     Ok(results.into_iter().map(Option::unwrap_or_default).collect())
 }
 
-async fn run_call(session: &Session, call: &ToolCall, ctx: &ToolContext, actor: SkillActor) -> Result<String> {
+async fn run_call(
+    session: &Session,
+    call: &ToolCall,
+    ctx: &ToolContext,
+    actor: SkillActor,
+) -> Result<String> {
     let name = &call.function.name;
-    session
-        .events
-        .send(Event::tool_call_begin(call.id.clone(), name.clone(), &call.function.arguments));
+    session.events.send(Event::tool_call_begin(
+        call.id.clone(),
+        name.clone(),
+        &call.function.arguments,
+    ));
     let started = Instant::now();
-    let reply = session.registry.dispatch(name, &call.function.arguments, ctx).await?;
+    let reply = session
+        .registry
+        .dispatch(name, &call.function.arguments, ctx)
+        .await?;
     let success = reply.success();
     let content = reply.content();
     session.events.send(Event::ToolCallOutput {

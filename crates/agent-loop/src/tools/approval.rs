@@ -4,19 +4,15 @@
 use std::future::Future;
 use std::pin::Pin;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalDecision {
-    /// Run this one command.
-    Approve,
-    /// Run it, and stop asking about commands flagged by the same rule for the rest of the session.
-    ApproveAlways,
-    Deny,
-}
+/// The answers are the protocol's, so a frontend's `Op::Approval` needs no translation.
+pub use agent_protocol::ApprovalDecision;
 
-impl ApprovalDecision {
-    pub fn allows(self) -> bool {
-        matches!(self, Self::Approve | Self::ApproveAlways)
-    }
+/// Whether `decision` lets the command run.
+pub fn allows(decision: ApprovalDecision) -> bool {
+    matches!(
+        decision,
+        ApprovalDecision::ApproveOnce | ApprovalDecision::ApproveAlways
+    )
 }
 
 pub type ApprovalFuture<'a> = Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>>;
@@ -43,6 +39,6 @@ pub struct AutoApprove;
 
 impl Approver for AutoApprove {
     fn approve<'a>(&'a self, _command: &'a str, _reason: &'a str) -> ApprovalFuture<'a> {
-        Box::pin(async { ApprovalDecision::Approve })
+        Box::pin(async { ApprovalDecision::ApproveOnce })
     }
 }

@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 use super::{Tool, ToolContext, ToolError, files, memory, session_search, skills, terminal};
 use crate::{Error, Result};
 
-/// Every toolset and its tools, in the order specs are built; prompt-builder
-/// owns the table because the system prompt's guidance reads it too.
+/// Every toolset and its tools, in the order specs are built; one table,
+/// shared with the system prompt's guidance.
 pub use prompt_builder::TOOLSETS;
 
 /// The tools the self-improvement review may call.
@@ -130,27 +130,6 @@ fn builtin_tools(toolset: &str) -> Vec<Arc<dyn Tool>> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_toolset_in_the_table_registers_exactly_its_tools() {
-        for (set, names) in TOOLSETS {
-            let tools = builtin_tools(set);
-            let got: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            assert_eq!(got, names, "{set}");
-            assert!(tools.iter().all(|t| t.toolset().as_str() == set), "{set}");
-        }
-        for tool in REVIEW_TOOLS {
-            assert!(
-                TOOLSETS.iter().any(|(_, names)| names.contains(&tool)),
-                "{tool}"
-            );
-        }
-    }
-}
-
 /// The session's tools: fixed order, fixed spec bytes.
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
@@ -265,6 +244,27 @@ impl ToolRegistry {
                 tool: name.to_owned(),
                 message,
             }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_toolset_in_the_table_registers_exactly_its_tools() {
+        for (set, names) in TOOLSETS {
+            let tools = builtin_tools(set);
+            let got: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+            assert_eq!(got, names, "{set}");
+            assert!(tools.iter().all(|t| t.toolset().as_str() == set), "{set}");
+        }
+        for tool in REVIEW_TOOLS {
+            assert!(
+                TOOLSETS.iter().any(|(_, names)| names.contains(&tool)),
+                "{tool}"
+            );
         }
     }
 }

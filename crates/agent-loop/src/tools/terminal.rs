@@ -155,7 +155,7 @@ impl Tool for Terminal {
                     if decision == super::ApprovalDecision::ApproveAlways {
                         lock(&ctx.approved_rules).insert(rule.id.to_owned());
                     }
-                    if !decision.allows() {
+                    if !super::approval::allows(decision) {
                         return Err(ToolError::model_with_hint(
                             format!("refused to run the command: it {}.", rule.reason_phrase()),
                             "The user did not approve this command. Find a narrower, safer command, or ask the user to run it themselves.",
@@ -219,6 +219,8 @@ async fn run(
     drop(cmd);
     let mut child = child.map_err(spawn_error)?;
     let pgid = child.id();
+    // If the caller drops this future mid-run, the whole group goes with it.
+    let mut guard = GroupGuard(pgid);
 
     let collected = Arc::new(Mutex::new(Collector::new(cap_chars.saturating_mul(4))));
     let sink = Arc::clone(&collected);
@@ -232,9 +234,13 @@ async fn run(
         () = tokio::time::sleep(timeout) => Ending::TimedOut,
         () = ctx.cancel.cancelled() => Ending::Interrupted,
     };
-    if !matches!(ending, Ending::Exited(_)) {
+    if matches!(ending, Ending::Exited(_)) {
+        // Background jobs the command started on purpose keep running.
+        guard.0 = None;
+    } else {
         kill_group(pgid);
         let _ = child.wait().await;
+        guard.0 = None;
     }
     let drained_in_time = tokio::time::timeout(DRAIN_GRACE, drained).await.is_ok();
     let output = lock(&collected).render(cap_chars);
@@ -288,6 +294,17 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
         .code()
         .or_else(|| status.signal().map(|sig| 128 + sig))
         .unwrap_or(-1)
+}
+
+/// Kills the process group when dropped while still armed.
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            kill_group(self.0);
+        }
+    }
 }
 
 fn kill_group(pgid: Option<u32>) {

@@ -26,12 +26,20 @@ fn an_empty_database_is_migrated_and_reopening_is_harmless() {
     let dir = tempfile::tempdir().unwrap();
     let home = KnackHome::at(dir.path().join("home"));
     let store = SessionStore::open(&home).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
     assert!(home.state_db().exists());
     let id = store.create_session(&new_session("m")).unwrap();
+    assert_eq!(store.load_session(&id).unwrap().meta.catalog, None);
+    store
+        .set_catalog(&id, &["user:a".to_owned(), "user:b/c".to_owned()])
+        .unwrap();
     drop(store);
     let again = SessionStore::open(&home).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 1);
+    assert_eq!(again.schema_version().unwrap(), 2);
+    assert_eq!(
+        again.load_session(&id).unwrap().meta.catalog,
+        Some(vec!["user:a".to_owned(), "user:b/c".to_owned()])
+    );
     assert_eq!(again.list().unwrap()[0].id, id);
     let mode: String = rusqlite::Connection::open(home.state_db())
         .unwrap()

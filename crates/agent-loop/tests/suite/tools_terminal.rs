@@ -62,6 +62,10 @@ async fn a_command_past_its_timeout_is_killed_with_its_children() {
     assert!(error_of(&out).contains("longer than 1s"), "{out}");
     assert_eq!(out["timed_out"], true);
     assert_eq!(out["output"], "begun\n");
+    assert!(
+        out.get("note").is_none(),
+        "the pipe closed with the group: {out}"
+    );
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
 }
 
@@ -180,11 +184,25 @@ async fn approve_always_is_remembered_for_the_session() {
     assert_eq!(approver.asked.load(Ordering::SeqCst), 2);
 
     let once = Arc::new(Counting {
-        decision: ApprovalDecision::Approve,
+        decision: ApprovalDecision::ApproveOnce,
         asked: AtomicUsize::new(0),
     });
     let env = ToolEnv::new().approver(once.clone());
     env.call("terminal", json!({"command": "echo mkfs"})).await;
     env.call("terminal", json!({"command": "echo mkfs"})).await;
     assert_eq!(once.asked.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn dropping_a_running_call_kills_its_process_group() {
+    let env = ToolEnv::new();
+    let marker = env.cwd_path("survived");
+    // A subshell outlives a killed parent shell unless the whole group dies.
+    let command = format!("(sleep 1; touch {}) & wait", marker.display());
+    let call = env.call("terminal", json!({ "command": command }));
+    // Abandon the call after it started; the sleeping shell must die with it.
+    let abandoned = tokio::time::timeout(Duration::from_millis(300), call).await;
+    assert!(abandoned.is_err());
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!marker.exists(), "the command kept running after the drop");
 }

@@ -15,7 +15,9 @@ pub struct ModelChoice {
 pub fn resolve(ctx: &Context) -> anyhow::Result<ModelChoice> {
     let env = ctx.home.env_file();
     let cfg = &ctx.config.model;
-    let base_url = env.lookup("KNACK_BASE_URL").or_else(|| cfg.base_url.clone());
+    let base_url = env
+        .lookup("KNACK_BASE_URL")
+        .or_else(|| cfg.base_url.clone());
     let model = env.lookup("KNACK_MODEL").or_else(|| cfg.name.clone());
     let (base_url, model) = match (base_url, model) {
         (Some(b), Some(m)) => (b, m),
@@ -31,17 +33,16 @@ or `knack config set model.base_url URL`",
             ));
         }
     };
-    let api_key = env.lookup("KNACK_API_KEY").or_else(|| env.lookup(&cfg.api_key_env));
+    let api_key = env
+        .lookup("KNACK_API_KEY")
+        .or_else(|| env.lookup(&cfg.api_key_env));
     let mut effective = cfg.clone();
     effective.base_url = Some(base_url.clone());
     let settings = ClientSettings::from_config(&effective, api_key)
         .map_err(|e| exit::failed(e.to_string()))?;
     let client = ChatCompletionsClient::new(settings)
         .map_err(|e| exit::failed(format!("cannot set up the HTTP client: {e}")))?;
-    Ok(ModelChoice {
-        model,
-        client,
-    })
+    Ok(ModelChoice { model, client })
 }
 
 fn config_error(message: &str) -> anyhow::Error {

@@ -68,10 +68,15 @@ async fn run_async(
         cwd: ctx.cwd.clone(),
         platform: Platform::Cli,
         model: choice.model.clone(),
-        system_message: args.system.clone().or_else(|| ctx.config.agent.system_message.clone()),
+        system_message: args
+            .system
+            .clone()
+            .or_else(|| ctx.config.agent.system_message.clone()),
         preload: args.skills.clone(),
         resume: args.resume.clone(),
-        max_iterations: args.max_iterations.unwrap_or(ctx.config.agent.max_iterations),
+        max_iterations: args
+            .max_iterations
+            .unwrap_or(ctx.config.agent.max_iterations),
         review: !args.no_review,
         approver,
     };
@@ -188,7 +193,9 @@ impl Renderer {
                 self.note(&format!("session {session_id} · {model}"))
             }
             Event::SkillLoaded { name, .. } => self.note(&format!("skill loaded: {name}")),
-            Event::ToolCallBegin { name, arguments, .. } => {
+            Event::ToolCallBegin {
+                name, arguments, ..
+            } => {
                 let args = crate::output::ellipsize(&arguments.to_string(), 100);
                 self.note(&format!("→ {name} {args}"));
             }
@@ -206,9 +213,11 @@ impl Renderer {
                 delay_ms,
                 reason,
             } => self.note(&format!("retry {attempt} in {delay_ms} ms: {reason}")),
-            Event::CatalogNote { added, removed } => {
-                self.note(&format!("skills changed: +{} -{}", added.join(","), removed.join(",")))
-            }
+            Event::CatalogNote { added, removed } => self.note(&format!(
+                "skills changed: +{} -{}",
+                added.join(","),
+                removed.join(",")
+            )),
             Event::AssistantMessage { text } => {
                 // Text between tool calls is progress; only the last message is the answer.
                 if let Some(previous) = self.answer.replace(text.clone())
@@ -219,15 +228,19 @@ impl Renderer {
             }
             Event::TurnComplete | Event::ReviewStarted => self.flush_answer(),
             Event::ReviewFinished { summary } => self.note(summary),
-            Event::SkillWritten { action, name, actor } => {
-                self.note(&format!("{actor:?} {action} skill {name}").to_lowercase())
-            }
+            Event::SkillWritten {
+                action,
+                name,
+                actor,
+            } => self.note(&format!("{actor:?} {action} skill {name}").to_lowercase()),
             Event::Error { message } => {
                 self.flush_answer();
                 eprintln!("knack: {message}");
             }
             Event::TurnAborted { .. } => self.note("interrupted"),
-            Event::ApprovalRequest { command, reason, .. } => self.note(&format!(
+            Event::ApprovalRequest {
+                command, reason, ..
+            } => self.note(&format!(
                 "refused to run `{command}` ({reason}); rerun with --yolo to allow it"
             )),
             Event::AssistantDelta { .. } | Event::ToolCallOutput { .. } | Event::Usage { .. } => {}
