@@ -1,7 +1,9 @@
 mod chat;
 mod common;
 mod config;
+mod hub;
 mod prompt;
+mod real_model;
 mod run;
 mod sessions;
 mod skills;

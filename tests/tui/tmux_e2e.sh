@@ -53,7 +53,7 @@ cat > "$work/script.json" <<'JSON'
 ]
 JSON
 
-"$target/mock-model-server" "$work/script.json" > "$work/url" 2> "$work/server.log" &
+"$target/mock-model-server" "$work/script.json" --request-log "$work/requests.jsonl" > "$work/url" 2> "$work/server.log" &
 server_pid=$!
 for _ in $(seq 1 50); do
     [ -s "$work/url" ] && break
@@ -80,12 +80,6 @@ wait_for() {
     exit 1
 }
 
-sleep 0.5
-if screen | grep -qF "not wired yet"; then
-    echo "SKIP: knack chat reports that the agent loop is not wired yet"
-    exit 0
-fi
-
 wait_for "mock-model"
 tmux send-keys -t "$session" -l "What is the capital of France?"
 tmux send-keys -t "$session" Enter
@@ -95,6 +89,17 @@ wait_for "cache"
 tmux send-keys -t "$session" -l "/greet-user please"
 tmux send-keys -t "$session" Enter
 wait_for "Hello from the greet-user skill!"
+# The skill body went to the model as a user message, never into the system prompt.
+python3 - "$work/requests.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+chats = [r for r in reqs if r.get("path", "").endswith("/chat/completions")]
+body = chats[1]["body"]
+msgs = body["messages"]
+assert "Say hello warmly" not in msgs[0]["content"], "skill body leaked into the system prompt"
+assert any(m["role"] == "user" and "Say hello warmly" in (m.get("content") or "") for m in msgs), "skill body missing"
+assert chats[0]["body"]["messages"][0] == msgs[0], "system prompt changed within the session"
+PY
 
 tmux send-keys -t "$session" -l "Tell me a long story"
 tmux send-keys -t "$session" Enter

@@ -106,6 +106,117 @@ pub enum SkillsCommand {
     History(HistoryArgs),
     /// Restore a skill to an earlier version (see `knack skills history`)
     Rollback(RollbackArgs),
+    /// Search the hub's sources (official skills and taps) for skills
+    Search(HubSearchArgs),
+    /// List the skills the hub's sources offer, 20 per page
+    Browse(HubBrowseArgs),
+    /// Fetch and scan a skill without installing it
+    Inspect(HubInspectArgs),
+    /// Install a skill from the hub (official/…, git+…, github:…, well-known:…, a URL or a path)
+    Install(HubInstallArgs),
+    /// Remove a skill the hub installed
+    Uninstall(HubUninstallArgs),
+    /// Tell which hub-installed skills changed upstream
+    Check(HubCheckArgs),
+    /// Re-install hub skills whose source changed
+    Update(HubUpdateArgs),
+    /// Rescan hub-installed skills and report verdict changes
+    Audit(HubAuditArgs),
+    /// Manage extra repositories the hub searches
+    #[command(subcommand)]
+    Tap(TapCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct HubSearchArgs {
+    /// Words that must all appear in the name, description or tags
+    pub query: String,
+    /// all (default), official, taps, or a repository (github:o/r, git+URL, well-known:SITE)
+    #[arg(long, value_name = "S")]
+    pub source: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HubBrowseArgs {
+    /// all (default), official, taps, or a repository (github:o/r, git+URL, well-known:SITE)
+    #[arg(long, value_name = "S")]
+    pub source: Option<String>,
+    /// Page number, from 1
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub page: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HubInspectArgs {
+    /// A skill identifier or the name of an official or tapped skill
+    pub id: String,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HubInstallArgs {
+    /// official/<category>/<name>, git+<url>[@ref][#subdir], github:owner/repo[/path][@ref],
+    /// well-known:<site>#<name>, an https URL to a SKILL.md or .tar.gz, a local path, or a name
+    pub id: String,
+    /// Install under skills/<category>/ (default: the source's category, else none)
+    #[arg(long, value_name = "C")]
+    pub category: Option<String>,
+    /// Accept a skill the trust policy blocks (never a dangerous outside skill)
+    #[arg(long)]
+    pub force: bool,
+    /// Do not ask for confirmation
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HubUninstallArgs {
+    pub name: String,
+    /// Do not ask for confirmation
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HubCheckArgs {
+    /// Only this skill (default: every hub-installed skill)
+    pub name: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HubUpdateArgs {
+    /// Only this skill (default: every hub-installed skill)
+    pub name: Option<String>,
+    /// Accept an update the trust policy blocks (never a dangerous outside skill)
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HubAuditArgs {
+    /// Only this skill (default: every hub-installed skill)
+    pub name: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TapCommand {
+    /// List the taps
+    List(JsonFlag),
+    /// Add a repository: owner/repo, github:owner/repo[/path], git+<url>, well-known:<site>
+    Add { repo: String },
+    /// Remove a tap
+    Remove { repo: String },
 }
 
 #[derive(Debug, Args)]

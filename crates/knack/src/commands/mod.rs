@@ -3,7 +3,8 @@
 mod chat;
 mod config;
 mod history;
-mod model;
+mod hub;
+pub(crate) mod model;
 mod prompt;
 mod run;
 mod sessions;
@@ -18,6 +19,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Skills(cmd)) if sync::handles(&cmd) => sync::run(cmd),
         Some(Command::Skills(cmd)) if history::handles(&cmd) => history::run(cmd),
+        Some(Command::Skills(cmd)) if hub::handles(&cmd) => hub::run(cmd),
         Some(Command::Tool(cmd)) => tool::run(cmd),
         Some(Command::Skills(cmd)) => skills::run(cmd),
         Some(Command::Config(cmd)) => config::run(cmd),

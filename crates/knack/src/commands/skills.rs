@@ -27,6 +27,7 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         | SkillsCommand::OptOut
         | SkillsCommand::OptIn) => super::sync::run(cmd),
         cmd @ (SkillsCommand::History(_) | SkillsCommand::Rollback(_)) => super::history::run(cmd),
+        cmd => super::hub::run(cmd),
     }
 }
 

@@ -4,6 +4,12 @@
 use agent_protocol::{Event, Op};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
+use std::sync::Arc;
+
+use agent_loop::session::{ChannelApprover, EventSink, Session, SessionOptions, spawn_session};
+use agent_loop::{Approver, AutoApprove};
+use prompt_builder::Platform;
+
 use crate::context::Context;
 
 /// What the TUI talks to: the running agent session.
@@ -28,18 +34,50 @@ pub struct ChatOptions {
     pub preload: Vec<String>,
 }
 
-/// Starts (or resumes) an agent session for the TUI.
-///
-/// The agent loop is wired in separately; until then this refuses with a
-/// clear message so `knack chat` fails cleanly instead of pretending.
+/// Starts (or resumes) an agent session for the TUI. The session runs in its
+/// own task; terminal approvals come back to it through `Op::Approval`.
 pub async fn connect_agent(
     ctx: &Context,
     options: &ChatOptions,
 ) -> anyhow::Result<(AgentConnection, SessionInfo)> {
-    let _ = (ctx, options);
-    Ok(echo::spawn())
+    let choice = crate::commands::model::resolve(ctx)?;
+    let (events, events_rx) = EventSink::channel();
+    let channel_approver = ChannelApprover::new(events.clone());
+    let approver: Arc<dyn Approver> = if ctx.config.agent.yolo {
+        Arc::new(AutoApprove)
+    } else {
+        Arc::new(channel_approver.clone())
+    };
+    let session_options = SessionOptions {
+        home: ctx.home.clone(),
+        config: ctx.config.clone(),
+        cwd: ctx.cwd.clone(),
+        platform: Platform::Tui,
+        model: choice.model.clone(),
+        system_message: ctx.config.agent.system_message.clone(),
+        preload: options.preload.clone(),
+        resume: options.resume.clone(),
+        max_iterations: ctx.config.agent.max_iterations,
+        review: true,
+        approver,
+    };
+    let session = Session::start(session_options, Arc::new(choice.client), events)
+        .map_err(|e| crate::exit::failed(e.to_string()))?;
+    let info = SessionInfo {
+        session_id: session.id().to_owned(),
+        model: choice.model,
+    };
+    let handle = spawn_session(session, events_rx, Some(channel_approver));
+    Ok((
+        AgentConnection {
+            ops: handle.ops,
+            events: handle.events,
+        },
+        info,
+    ))
 }
 
+#[cfg(test)]
 pub mod echo {
     //! A stand-in agent for tests: it answers each user turn by streaming the
     //! text back in small deltas, then the whole message and usage.
@@ -65,11 +103,6 @@ pub mod echo {
             while let Some(op) = op_rx.recv().await {
                 match op {
                     Op::UserTurn { text } => {
-                        let _ = ev_tx.send(Event::tool_call_begin("c1", "terminal", r#"{"command":"sleep 1"}"#));
-                        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-                        let _ = ev_tx.send(Event::ToolCallOutput { call_id: "c1".into(), output: "a\nb\nc\nd\ne".into() });
-                        let _ = ev_tx.send(Event::ToolCallEnd { call_id: "c1".into(), name: "terminal".into(), success: true, duration_ms: 1500 });
-                        if text.contains("approve") { let _ = ev_tx.send(Event::ApprovalRequest { call_id: "c2".into(), command: "rm -rf x".into(), reason: "deletes".into() }); }
                         let reply = format!("echo: {text}");
                         let chars: Vec<char> = reply.chars().collect();
                         for chunk in chars.chunks(4) {

@@ -87,8 +87,16 @@ pub struct Transcript {
     pinned_top: Option<usize>,
     /// Index of the tool card that Ctrl-O expands.
     selected: Option<usize>,
-    last_total: usize,
-    last_height: usize,
+    /// The last frame's size and look, for scrolling between frames.
+    last: Option<Geometry>,
+}
+
+#[derive(Clone, Copy)]
+struct Geometry {
+    width: u16,
+    height: usize,
+    theme: Theme,
+    tick: usize,
 }
 
 impl Transcript {
@@ -310,14 +318,17 @@ impl Transcript {
 
     /// Scrolls by `lines` (negative = up), using the last frame's geometry.
     pub fn scroll(&mut self, lines: isize) {
-        let bottom_top = self.last_total.saturating_sub(self.last_height);
+        let Some(g) = self.last else {
+            return;
+        };
+        let bottom_top = self.total_height(&g).saturating_sub(g.height);
         let top = self.pinned_top.unwrap_or(bottom_top) as isize + lines;
         let top = top.max(0) as usize;
         self.pinned_top = (top < bottom_top).then_some(top);
     }
 
     pub fn page(&self) -> isize {
-        self.last_height.saturating_sub(2).max(1) as isize
+        self.last.map_or(1, |g| g.height.saturating_sub(2).max(1)) as isize
     }
 
     pub fn scroll_to_bottom(&mut self) {
@@ -345,10 +356,20 @@ impl Transcript {
     }
 
     /// Draws the visible window of the transcript into `area`.
+    fn total_height(&self, g: &Geometry) -> usize {
+        (0..self.entries.len())
+            .map(|i| self.height(i, g.width, &g.theme, g.tick) + usize::from(i > 0))
+            .sum()
+    }
+
+    /// Draws the visible window of the transcript into `area`.
+    ///
+    /// Following the bottom, only the newest entries that fill the window are
+    /// wrapped, so a resize of a long transcript costs a screenful, not all of
+    /// it; scrolling up measures the rest once (then it is cached).
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, tick: usize) {
-        let width = area.width;
         let height = area.height as usize;
-        if width == 0 || height == 0 {
+        if area.width == 0 || height == 0 {
             return;
         }
         // Running tool cards animate, so they are never served from the cache.
@@ -363,37 +384,68 @@ impl Transcript {
                 entry.changed();
             }
         }
-        // One blank line separates entries.
-        let heights: Vec<usize> = (0..self.entries.len())
-            .map(|i| self.height(i, width, theme, tick) + usize::from(i > 0))
-            .collect();
-        let total: usize = heights.iter().sum();
-        self.last_total = total;
-        self.last_height = height;
-        let bottom_top = total.saturating_sub(height);
-        let top = match self.pinned_top {
-            Some(t) if t < bottom_top => t,
-            _ => {
-                self.pinned_top = None;
-                bottom_top
-            }
+        let g = Geometry {
+            width: area.width,
+            height,
+            theme: *theme,
+            tick,
         };
+        if let Some(top) = self.pinned_top {
+            let bottom_top = self.total_height(&g).saturating_sub(height);
+            if top >= bottom_top {
+                self.pinned_top = None;
+            }
+        }
+        let visible = match self.pinned_top {
+            Some(top) => self.window_from(top, &g),
+            None => self.window_at_bottom(&g),
+        };
+        self.last = Some(g);
+        Paragraph::new(visible).render(area, buf);
+    }
 
-        let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
+    fn window_at_bottom(&self, g: &Geometry) -> Vec<Line<'static>> {
+        let mut rows: Vec<Line<'static>> = Vec::with_capacity(g.height);
+        'entries: for i in (0..self.entries.len()).rev() {
+            self.height(i, g.width, &g.theme, g.tick);
+            let cache = self.entries[i].cache.borrow();
+            let Some((_, lines)) = cache.as_ref() else {
+                continue;
+            };
+            for line in lines.iter().rev() {
+                if rows.len() >= g.height {
+                    break 'entries;
+                }
+                rows.push(line.clone());
+            }
+            if i > 0 {
+                if rows.len() >= g.height {
+                    break;
+                }
+                rows.push(Line::default());
+            }
+        }
+        rows.reverse();
+        rows
+    }
+
+    fn window_from(&self, top: usize, g: &Geometry) -> Vec<Line<'static>> {
+        let mut visible: Vec<Line<'static>> = Vec::with_capacity(g.height);
         let mut y = 0usize;
-        for (i, h) in heights.iter().enumerate() {
+        for i in 0..self.entries.len() {
+            if y >= top + g.height {
+                break;
+            }
+            let gap = usize::from(i > 0);
+            let h = self.height(i, g.width, &g.theme, g.tick) + gap;
             if y + h <= top {
                 y += h;
                 continue;
-            }
-            if y >= top + height {
-                break;
             }
             let cache = self.entries[i].cache.borrow();
             let Some((_, lines)) = cache.as_ref() else {
                 continue;
             };
-            let gap = usize::from(i > 0);
             for (k, line) in std::iter::repeat_n(None, gap)
                 .chain(lines.iter().map(Some))
                 .enumerate()
@@ -402,14 +454,14 @@ impl Transcript {
                 if row < top {
                     continue;
                 }
-                if row >= top + height {
+                if row >= top + g.height {
                     break;
                 }
                 visible.push(line.cloned().unwrap_or_default());
             }
             y += h;
         }
-        Paragraph::new(visible).render(area, buf);
+        visible
     }
 }
 

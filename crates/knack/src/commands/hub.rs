@@ -1,0 +1,511 @@
+//! `knack skills search|browse|inspect|install|uninstall|check|update|audit|tap`:
+//! the skills hub, with human output, `--json` for scripts and confirmation prompts.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use skill_guard::{PolicyDecision, Verdict};
+use skill_hub::{
+    AuditResult, CheckStatus, Hub, InstallOptions, SearchOutcome, SkillMeta, Staged, Taps,
+    UpdateOutcome,
+};
+
+use crate::cli::{
+    HubAuditArgs, HubBrowseArgs, HubCheckArgs, HubInspectArgs, HubInstallArgs, HubSearchArgs,
+    HubUninstallArgs, HubUpdateArgs, SkillsCommand, TapCommand,
+};
+use crate::context::Context;
+use crate::exit;
+use crate::output::{bold, dim, ellipsize, print_json, print_table};
+
+pub fn handles(cmd: &SkillsCommand) -> bool {
+    matches!(
+        cmd,
+        SkillsCommand::Search(_)
+            | SkillsCommand::Browse(_)
+            | SkillsCommand::Inspect(_)
+            | SkillsCommand::Install(_)
+            | SkillsCommand::Uninstall(_)
+            | SkillsCommand::Check(_)
+            | SkillsCommand::Update(_)
+            | SkillsCommand::Audit(_)
+            | SkillsCommand::Tap(_)
+    )
+}
+
+pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
+    let ctx = Context::load()?;
+    let quiet = match &cmd {
+        SkillsCommand::Search(a) => a.json,
+        SkillsCommand::Browse(a) => a.json,
+        SkillsCommand::Inspect(a) => a.json,
+        SkillsCommand::Check(a) => a.json,
+        SkillsCommand::Update(a) => a.json,
+        SkillsCommand::Audit(a) => a.json,
+        _ => false,
+    };
+    let hub = Hub::new(
+        ctx.home.clone(),
+        &ctx.config,
+        ctx.discovery_options(),
+        ctx.cwd.clone(),
+        quiet,
+    )
+    .map_err(hub_error)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cmd {
+        SkillsCommand::Search(a) => runtime.block_on(search(&hub, a)),
+        SkillsCommand::Browse(a) => runtime.block_on(browse(&hub, a)),
+        SkillsCommand::Inspect(a) => runtime.block_on(inspect(&hub, a)),
+        SkillsCommand::Install(a) => runtime.block_on(install(&hub, a)),
+        SkillsCommand::Uninstall(a) => uninstall(&hub, a),
+        SkillsCommand::Check(a) => runtime.block_on(check(&hub, a)),
+        SkillsCommand::Update(a) => runtime.block_on(update(&hub, a)),
+        SkillsCommand::Audit(a) => audit(&hub, a),
+        SkillsCommand::Tap(t) => tap(&hub, t),
+        _ => Err(exit::usage("not a hub command")),
+    }
+}
+
+fn hub_error(e: skill_hub::Error) -> anyhow::Error {
+    exit::failed(e.to_string())
+}
+
+fn meta_json(m: &SkillMeta) -> Value {
+    json!({
+        "name": m.name,
+        "description": m.description,
+        "identifier": m.identifier,
+        "source": m.source,
+        "trust": m.trust,
+    })
+}
+
+fn warn_problems(outcome: &SearchOutcome) {
+    for p in &outcome.problems {
+        eprintln!(
+            "knack: warning: {} could not be searched: {}",
+            p.source, p.error
+        );
+    }
+}
+
+fn print_results(results: &[SkillMeta]) {
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|m| {
+            vec![
+                m.name.clone(),
+                m.trust.to_string(),
+                m.identifier.clone(),
+                ellipsize(&m.description, 60),
+            ]
+        })
+        .collect();
+    print_table(&["NAME", "TRUST", "IDENTIFIER", "DESCRIPTION"], &rows);
+}
+
+async fn search(hub: &Hub, args: HubSearchArgs) -> anyhow::Result<u8> {
+    let outcome = hub
+        .search(&args.query, args.source.as_deref())
+        .await
+        .map_err(hub_error)?;
+    if args.json {
+        print_json(&json!({
+            "success": true,
+            "results": outcome.results.iter().map(meta_json).collect::<Vec<_>>(),
+            "warnings": outcome.problems,
+        }));
+        return Ok(exit::OK);
+    }
+    warn_problems(&outcome);
+    if outcome.results.is_empty() {
+        println!("No skills match '{}'.", args.query);
+    } else {
+        print_results(&outcome.results);
+        println!();
+        println!(
+            "{}",
+            dim("Install one with `knack skills install IDENTIFIER`.")
+        );
+    }
+    Ok(exit::OK)
+}
+
+async fn browse(hub: &Hub, args: HubBrowseArgs) -> anyhow::Result<u8> {
+    if args.page == 0 {
+        return Err(exit::usage("--page counts from 1"));
+    }
+    let outcome = hub
+        .search("", args.source.as_deref())
+        .await
+        .map_err(hub_error)?;
+    let (page, pages) = outcome.page(args.page);
+    if args.json {
+        print_json(&json!({
+            "success": true,
+            "page": args.page,
+            "pages": pages,
+            "total": outcome.results.len(),
+            "results": page.iter().map(meta_json).collect::<Vec<_>>(),
+            "warnings": outcome.problems,
+        }));
+        return Ok(exit::OK);
+    }
+    warn_problems(&outcome);
+    if page.is_empty() {
+        println!(
+            "No skills on page {} ({} skill(s) in {} page(s)).",
+            args.page,
+            outcome.results.len(),
+            pages
+        );
+        return Ok(exit::OK);
+    }
+    print_results(page);
+    println!();
+    println!(
+        "{}",
+        dim(&format!(
+            "Page {} of {} · {} skill(s){}",
+            args.page,
+            pages,
+            outcome.results.len(),
+            if args.page < pages {
+                format!(" · next: --page {}", args.page + 1)
+            } else {
+                String::new()
+            }
+        ))
+    );
+    Ok(exit::OK)
+}
+
+/// The summary every staged skill gets before a decision.
+fn print_staged(staged: &Staged) {
+    println!(
+        "{} {}",
+        bold(&staged.name),
+        dim(&format!("— {}", staged.description))
+    );
+    println!("  identifier  {}", staged.identifier);
+    println!("  source      {} (trust {})", staged.source, staged.trust);
+    println!(
+        "  install to  skills/{} ({} file(s))",
+        staged.install_path(),
+        staged.files.len()
+    );
+    for w in &staged.warnings {
+        println!("  {} {w}", dim("warning:"));
+    }
+    println!(
+        "  scan        {}",
+        staged
+            .report
+            .render()
+            .trim_end()
+            .replace('\n', "\n              ")
+    );
+}
+
+fn staged_json(staged: &Staged) -> Value {
+    let (allowed, reason) = match &staged.decision {
+        PolicyDecision::Allow => (true, None),
+        PolicyDecision::Block { reason } => (false, Some(reason.clone())),
+    };
+    json!({
+        "success": true,
+        "name": staged.name,
+        "description": staged.description,
+        "identifier": staged.identifier,
+        "source": staged.source,
+        "trust": staged.trust,
+        "category": staged.category,
+        "install_path": staged.install_path(),
+        "verdict": staged.report.verdict,
+        "findings": staged.report.findings,
+        "content_hash": staged.content_hash,
+        "files": staged.files,
+        "allowed": allowed,
+        "reason": reason,
+        "warnings": staged.warnings,
+        "skill_md_head": staged.head(),
+    })
+}
+
+async fn inspect(hub: &Hub, args: HubInspectArgs) -> anyhow::Result<u8> {
+    let staged = hub.inspect(&args.id).await.map_err(hub_error)?;
+    if args.json {
+        print_json(&staged_json(&staged));
+        return Ok(exit::OK);
+    }
+    print_staged(&staged);
+    match &staged.decision {
+        PolicyDecision::Allow => println!("  policy      an install would be allowed"),
+        PolicyDecision::Block { reason } => {
+            println!("  policy      an install would be refused: {reason}")
+        }
+    }
+    println!();
+    println!("{}", bold("SKILL.md"));
+    for line in staged.head().lines() {
+        println!("  {line}");
+    }
+    println!();
+    println!("{}", dim("Nothing was installed."));
+    Ok(exit::OK)
+}
+
+/// Asks on the terminal; refuses without one.
+fn confirm(question: &str, yes: bool) -> Result<(), skill_hub::Error> {
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(skill_hub::Error::Declined(
+            "confirmation needed but stdin is not a terminal; pass --yes to proceed".into(),
+        ));
+    }
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        Err(skill_hub::Error::Declined(
+            "cancelled; nothing was changed".into(),
+        ))
+    }
+}
+
+async fn install(hub: &Hub, args: HubInstallArgs) -> anyhow::Result<u8> {
+    let opts = InstallOptions {
+        category: args.category.clone(),
+        force: args.force,
+    };
+    let staged = hub
+        .stage_for_install(&args.id, &opts)
+        .await
+        .map_err(hub_error)?;
+    print_staged(&staged);
+    let question = format!(
+        "Install {} into skills/{}? A skill can change how the agent behaves.",
+        staged.name,
+        staged.install_path()
+    );
+    let installed = hub
+        .install(staged, |_| confirm(&question, args.yes))
+        .map_err(|e| match e {
+            skill_hub::Error::Blocked { reason } => {
+                exit::failed(format!("install refused: {reason}"))
+            }
+            other => hub_error(other),
+        })?;
+    println!(
+        "Installed {} → {} ({}, {})",
+        bold(&installed.name),
+        installed.path.display(),
+        installed.entry.trust_level,
+        installed.entry.scan_verdict
+    );
+    Ok(exit::OK)
+}
+
+fn uninstall(hub: &Hub, args: HubUninstallArgs) -> anyhow::Result<u8> {
+    let entry = hub.installed(&args.name).map_err(hub_error)?;
+    confirm(
+        &format!("Remove {} (skills/{})?", args.name, entry.install_path),
+        args.yes,
+    )
+    .map_err(hub_error)?;
+    hub.uninstall(&args.name).map_err(hub_error)?;
+    println!(
+        "Removed {} (installed from {}).",
+        args.name, entry.identifier
+    );
+    Ok(exit::OK)
+}
+
+async fn check(hub: &Hub, args: HubCheckArgs) -> anyhow::Result<u8> {
+    let results = hub.check(args.name.as_deref()).await.map_err(hub_error)?;
+    if args.json {
+        print_json(&json!({"success": true, "results": results}));
+        return Ok(exit::OK);
+    }
+    if results.is_empty() {
+        println!("No hub-installed skills.");
+        return Ok(exit::OK);
+    }
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            let status = match &r.status {
+                CheckStatus::UpToDate => "up to date".to_owned(),
+                CheckStatus::UpdateAvailable => "update available".to_owned(),
+                CheckStatus::Unavailable(why) => format!("unavailable: {why}"),
+                CheckStatus::InvalidInstall(why) => format!("invalid install: {why}"),
+            };
+            vec![r.name.clone(), status, r.identifier.clone()]
+        })
+        .collect();
+    print_table(&["NAME", "STATUS", "IDENTIFIER"], &rows);
+    if results
+        .iter()
+        .any(|r| r.status == CheckStatus::UpdateAvailable)
+    {
+        println!();
+        println!(
+            "{}",
+            dim("Run `knack skills update` to install the new versions.")
+        );
+    }
+    Ok(exit::OK)
+}
+
+async fn update(hub: &Hub, args: HubUpdateArgs) -> anyhow::Result<u8> {
+    let results = hub
+        .update(args.name.as_deref(), args.force)
+        .await
+        .map_err(hub_error)?;
+    let failed = results
+        .iter()
+        .any(|(_, o)| matches!(o, UpdateOutcome::Failed(_)));
+    if args.json {
+        let items: Vec<Value> = results
+            .iter()
+            .map(|(name, o)| {
+                let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
+                if let Some(map) = v.as_object_mut() {
+                    map.insert("name".into(), json!(name));
+                }
+                v
+            })
+            .collect();
+        print_json(&json!({"success": !failed, "results": items}));
+    } else if results.is_empty() {
+        println!("No hub-installed skills.");
+    } else {
+        for (name, outcome) in &results {
+            match outcome {
+                UpdateOutcome::Updated { verdict } => println!("{name}: updated (scan {verdict})"),
+                UpdateOutcome::UpToDate => println!("{name}: up to date"),
+                UpdateOutcome::Failed(why) => println!("{name}: not updated: {why}"),
+            }
+        }
+    }
+    Ok(if failed { exit::FAILED } else { exit::OK })
+}
+
+fn verdict_rank(v: &str) -> u8 {
+    match v {
+        "safe" => 0,
+        "caution" => 1,
+        _ => 2,
+    }
+}
+
+fn got_worse(r: &AuditResult) -> bool {
+    r.error.is_some()
+        || r.verdict
+            .is_some_and(|v| verdict_rank(v.as_str()) > verdict_rank(&r.locked_verdict))
+}
+
+fn audit(hub: &Hub, args: HubAuditArgs) -> anyhow::Result<u8> {
+    let results = hub.audit(args.name.as_deref()).map_err(hub_error)?;
+    let worse = results.iter().any(got_worse);
+    if args.json {
+        let items: Vec<Value> = results
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "install_path": r.install_path,
+                    "locked_verdict": r.locked_verdict,
+                    "verdict": r.verdict,
+                    "changed": r.changed,
+                    "modified": r.modified,
+                    "error": r.error,
+                    "findings": r.report.as_ref().map(|rep| rep.findings.clone()).unwrap_or_default(),
+                })
+            })
+            .collect();
+        print_json(&json!({"success": !worse, "results": items}));
+        return Ok(if worse { exit::FAILED } else { exit::OK });
+    }
+    if results.is_empty() {
+        println!("No hub-installed skills.");
+        return Ok(exit::OK);
+    }
+    for r in &results {
+        let now = r.verdict.map(Verdict::as_str).unwrap_or("unreadable");
+        let change = if r.changed {
+            format!("{} → {now} (changed)", r.locked_verdict)
+        } else {
+            now.to_owned()
+        };
+        let modified = if r.modified {
+            ", files changed since install"
+        } else {
+            ""
+        };
+        println!("{} {change}{modified}", bold(&r.name));
+        if let Some(e) = &r.error {
+            println!("  {e}");
+        }
+        if let Some(report) = &r.report
+            && !report.findings.is_empty()
+        {
+            for line in report.render().lines() {
+                println!("  {line}");
+            }
+        }
+    }
+    Ok(if worse { exit::FAILED } else { exit::OK })
+}
+
+fn tap(hub: &Hub, cmd: TapCommand) -> anyhow::Result<u8> {
+    let taps = hub.taps();
+    match cmd {
+        TapCommand::List(flag) => {
+            let list = taps.list();
+            if flag.json {
+                print_json(&json!({
+                    "success": true,
+                    "taps": list.iter().map(|t| json!({"repo": t.repo})).collect::<Vec<_>>(),
+                }));
+            } else if list.is_empty() {
+                println!("No taps. Add one with `knack skills tap add owner/repo`.");
+            } else {
+                for t in list {
+                    println!("{}", t.repo);
+                }
+            }
+            Ok(exit::OK)
+        }
+        TapCommand::Add { repo } => {
+            let repo = Taps::normalize(&repo, hub.cwd()).map_err(hub_error)?;
+            if taps.add(&repo).map_err(hub_error)? {
+                println!("Tapped {repo}; its skills now appear in search and browse.");
+            } else {
+                println!("{repo} is already tapped.");
+            }
+            Ok(exit::OK)
+        }
+        TapCommand::Remove { repo } => {
+            let normalized = Taps::normalize(&repo, hub.cwd()).unwrap_or(repo);
+            if taps.remove(&normalized).map_err(hub_error)? {
+                println!("Removed the tap {normalized}.");
+                Ok(exit::OK)
+            } else {
+                Err(exit::failed(format!(
+                    "{normalized} is not tapped; `knack skills tap list` shows the taps"
+                )))
+            }
+        }
+    }
+}
