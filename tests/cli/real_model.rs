@@ -1,6 +1,7 @@
 //! Checks against a real model server (llama.cpp's server with a small model,
 //! started by `../shared/tools/local-llm.sh start`). Ignored by default:
 //! `KNACK_REAL_MODEL_URL=http://127.0.0.1:8088/v1 cargo test -p knack --test cli -- --ignored real_model`
+//! The tool-call round trip against the same server is in agent-loop's tests.
 
 use serde_json::Value;
 
@@ -76,26 +77,4 @@ fn real_model_streams_a_reply() {
             .iter()
             .any(|e| e["type"] == "usage" && e["prompt_tokens"].as_u64() > Some(0))
     );
-}
-
-#[test]
-#[ignore = "needs a real model server on 127.0.0.1 (see docs/agent.md)"]
-fn real_model_completes_a_forced_tool_call_round_trip() {
-    let env = small_home();
-    let prompt = "Reply with exactly this and nothing else:\n<tool_call>\n{\"name\": \"skill_view\", \"arguments\": {\"name\": \"git-basics\"}}\n</tool_call>";
-    let (out, events) = run_json(&env, prompt);
-    let begin = events
-        .iter()
-        .find(|e| e["type"] == "tool_call_begin")
-        .unwrap_or_else(|| panic!("no tool call: {}", String::from_utf8_lossy(&out.stdout)));
-    assert_eq!(begin["name"], "skill_view");
-    assert_eq!(begin["arguments"]["name"], "git-basics");
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_call_end")
-        .unwrap();
-    assert_eq!(end["success"], true);
-    // The tool result went back and the model answered that request too.
-    let usages = events.iter().filter(|e| e["type"] == "usage").count();
-    assert!(usages >= 2, "only {usages} model requests: {events:?}");
 }

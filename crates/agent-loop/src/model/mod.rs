@@ -58,3 +58,31 @@ pub trait ModelClient: Send + Sync {
         on_update: UpdateSink<'a>,
     ) -> ModelFuture<'a>;
 }
+
+/// Fuzzing entry point: runs `pieces` (one network read each) through the SSE
+/// decoder and returns every `data` payload, including one left open at the end.
+#[doc(hidden)]
+pub fn fuzz_sse_payloads(pieces: &[&[u8]]) -> Vec<String> {
+    let mut decoder = sse::SseDecoder::default();
+    let mut payloads = Vec::new();
+    for piece in pieces {
+        payloads.extend(decoder.push(piece));
+    }
+    payloads.extend(decoder.finish());
+    payloads
+}
+
+/// Fuzzing entry point: assembles one completion from stream payloads the way
+/// the client does, stopping at the first error a chunk reports.
+#[doc(hidden)]
+pub fn fuzz_assemble(payloads: &[String]) -> Result<Completion> {
+    let mut assembler = chunk::ReplyAssembler::default();
+    let mut sink = |_update: StreamUpdate| {};
+    for payload in payloads {
+        assembler.accept(payload, &mut sink)?;
+        if assembler.saw_done() {
+            break;
+        }
+    }
+    assembler.finish()
+}

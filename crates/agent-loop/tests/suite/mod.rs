@@ -4,6 +4,7 @@ mod model_errors;
 mod model_retries;
 mod model_streaming;
 mod model_wire;
+mod real_model;
 mod session_store;
 mod tools_files;
 mod tools_memory;

@@ -1,0 +1,856 @@
+//! The hub's operations: stage (fetch, unpack, validate, scan, judge) into the
+//! quarantine, install by one rename, and uninstall, check, update, audit, search.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use knack_config::{Config, HubConfig, KnackHome};
+use serde::Serialize;
+use skill_core::{DiscoveryOptions, Resolution};
+use skill_guard::{PolicyDecision, ScanReport, TrustLevel, Verdict, decide, scan_skill_dir};
+
+use crate::audit_log::{AuditAction, append_audit_line};
+use crate::identifier::Identifier;
+use crate::lock::{HubLock, LockEntry, check_install_path};
+use crate::net::Net;
+use crate::quarantine::Quarantine;
+use crate::safe_tree::{Limits, copy_tree, file_list, tree_hash};
+use crate::search::{SearchOutcome, SourceProblem, merge};
+use crate::source::{FetchContext, open};
+use crate::taps::Taps;
+use crate::{Error, Result};
+
+/// Lines of SKILL.md `inspect` shows.
+const HEAD_LINES: usize = 20;
+
+/// Choices the user makes for an install.
+#[derive(Debug, Clone, Default)]
+pub struct InstallOptions {
+    /// Install under `skills/<category>/`.
+    pub category: Option<String>,
+    /// Accept a skill the policy would block (never a dangerous outside skill).
+    pub force: bool,
+}
+
+/// A fetched, validated and scanned skill waiting in the quarantine.
+/// Dropping it removes the quarantine folder.
+pub struct Staged {
+    quarantine: Quarantine,
+    /// The skill folder inside the quarantine, named after the skill.
+    pub dir: PathBuf,
+    pub name: String,
+    pub description: String,
+    pub identifier: String,
+    /// `official`, `local`, `git`, `well-known`, `url` or `github`.
+    pub source: String,
+    pub trust: TrustLevel,
+    pub category: Option<String>,
+    pub report: ScanReport,
+    pub decision: PolicyDecision,
+    /// Rule warnings from validation (not fatal).
+    pub warnings: Vec<String>,
+    pub content_hash: String,
+    pub files: Vec<String>,
+    pub skill_md: String,
+}
+
+impl Staged {
+    /// `<category>/<name>` or `<name>`, relative to `skills/`.
+    pub fn install_path(&self) -> String {
+        match &self.category {
+            Some(c) => format!("{c}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// The first lines of SKILL.md.
+    pub fn head(&self) -> String {
+        let mut out: Vec<&str> = self.skill_md.lines().take(HEAD_LINES).collect();
+        if self.skill_md.lines().count() > HEAD_LINES {
+            out.push("…");
+        }
+        out.join("\n")
+    }
+}
+
+/// A finished install.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub name: String,
+    pub path: PathBuf,
+    pub entry: LockEntry,
+}
+
+/// Result of comparing an installed skill with its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "detail")]
+pub enum CheckStatus {
+    UpToDate,
+    UpdateAvailable,
+    /// The source could not be read.
+    Unavailable(String),
+    /// The lock entry is unusable.
+    InvalidInstall(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UpdateStatus {
+    pub name: String,
+    pub identifier: String,
+    pub source: String,
+    #[serde(flatten)]
+    pub status: CheckStatus,
+}
+
+/// What `update` did for one skill.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "detail")]
+pub enum UpdateOutcome {
+    Updated { verdict: String },
+    UpToDate,
+    Failed(String),
+}
+
+/// `audit` for one installed skill.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditResult {
+    pub name: String,
+    pub install_path: String,
+    pub locked_verdict: String,
+    /// `None` when the folder could not be scanned.
+    pub verdict: Option<Verdict>,
+    pub changed: bool,
+    /// The files differ from what was installed.
+    pub modified: bool,
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub report: Option<ScanReport>,
+}
+
+/// The hub for one knack home.
+pub struct Hub {
+    home: KnackHome,
+    config: HubConfig,
+    discovery: DiscoveryOptions,
+    cwd: PathBuf,
+    net: Net,
+}
+
+impl Hub {
+    /// `quiet` hides progress bars (for `--json`).
+    pub fn new(
+        home: KnackHome,
+        config: &Config,
+        discovery: DiscoveryOptions,
+        cwd: PathBuf,
+        quiet: bool,
+    ) -> Result<Self> {
+        let hub = config.hub.clone();
+        let token = home.env_file().lookup("GITHUB_TOKEN");
+        let net = Net::new(
+            Duration::from_secs(hub.fetch_timeout_secs.max(1)),
+            hub.max_package_bytes,
+            quiet,
+            token,
+        )?;
+        Ok(Self {
+            home,
+            config: hub,
+            discovery,
+            cwd,
+            net,
+        })
+    }
+
+    pub fn hub_dir(&self) -> PathBuf {
+        self.home.hub_dir()
+    }
+
+    pub fn lock(&self) -> HubLock {
+        HubLock::load(&self.hub_dir())
+    }
+
+    pub fn taps(&self) -> Taps {
+        Taps::new(&self.hub_dir())
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_bytes: self.config.max_package_bytes,
+            max_files: self.config.max_package_files,
+        }
+    }
+
+    fn ctx(&self, scratch: PathBuf) -> FetchContext<'_> {
+        FetchContext {
+            net: &self.net,
+            limits: self.limits(),
+            config: &self.config,
+            scratch,
+        }
+    }
+
+    // ---- search -------------------------------------------------------------
+
+    /// The collections a search asks: `None`/`all` = official + taps;
+    /// `official`; `taps`; or any collection identifier.
+    fn search_sources(&self, source: Option<&str>) -> Result<Vec<Identifier>> {
+        let official = Identifier::Official { path: None };
+        let taps = || -> Vec<Identifier> {
+            self.taps()
+                .list()
+                .iter()
+                .filter_map(|t| Identifier::parse(&t.repo, &self.cwd).ok().flatten())
+                .collect()
+        };
+        match source.map(str::trim) {
+            None | Some("") | Some("all") => {
+                let mut ids = vec![official];
+                ids.extend(taps());
+                Ok(ids)
+            }
+            Some("taps") => Ok(taps()),
+            Some(text) => match Identifier::parse(text, &self.cwd)? {
+                Some(id) => Ok(vec![id]),
+                None => Err(Error::Identifier(format!(
+                    "unknown source '{text}'; use all, official, taps, or a repository such as github:owner/repo, git+<url> or well-known:<site>"
+                ))),
+            },
+        }
+    }
+
+    /// Searches the sources concurrently (each within the fetch timeout);
+    /// `query` empty lists everything.
+    pub async fn search(&self, query: &str, source: Option<&str>) -> Result<SearchOutcome> {
+        let ids = self.search_sources(source)?;
+        let quarantine = Quarantine::new(&self.hub_dir(), "search")?;
+        let timeout = Duration::from_secs(self.config.fetch_timeout_secs.max(1));
+        let jobs = ids.iter().enumerate().map(|(i, id)| {
+            let scratch = quarantine.sub(&format!("source-{i}"));
+            async move {
+                let label = id.to_string();
+                let scratch = match scratch {
+                    Ok(s) => s,
+                    Err(e) => return (label, Err(e)),
+                };
+                let ctx = self.ctx(scratch);
+                let source = open(id.clone());
+                let found = match tokio::time::timeout(timeout, source.search(&ctx, query)).await {
+                    Ok(r) => r,
+                    Err(_) => Err(Error::Fetch(format!(
+                        "no answer within {}s (hub.fetch_timeout_secs)",
+                        timeout.as_secs()
+                    ))),
+                };
+                (label, found)
+            }
+        });
+        let answers = futures::future::join_all(jobs).await;
+        let mut lists = Vec::new();
+        let mut problems = Vec::new();
+        for (label, answer) in answers {
+            match answer {
+                Ok(list) => lists.push(list),
+                Err(e) => problems.push(SourceProblem {
+                    source: label,
+                    error: e.to_string(),
+                }),
+            }
+        }
+        drop(quarantine);
+        if !ids.is_empty() && problems.len() == ids.len() {
+            let all: Vec<String> = problems
+                .iter()
+                .map(|p| format!("{}: {}", p.source, p.error))
+                .collect();
+            return Err(Error::Fetch(format!(
+                "no source could be searched: {}",
+                all.join("; ")
+            )));
+        }
+        Ok(SearchOutcome {
+            results: merge(lists),
+            problems,
+            sources: ids.len(),
+        })
+    }
+
+    /// Parses `text`; a bare skill name is looked up by exact name in the
+    /// official skills and the taps (the most trusted match wins).
+    pub async fn resolve_identifier(&self, text: &str) -> Result<Identifier> {
+        if let Some(id) = Identifier::parse(text, &self.cwd)? {
+            return Ok(id);
+        }
+        let name = text.trim();
+        skill_core::validate::validate_name(name).map_err(|_| {
+            Error::Identifier(format!(
+                "'{name}' is neither a skill name nor an identifier (official/…, git+…, github:…, well-known:…, a URL or a path)"
+            ))
+        })?;
+        let outcome = self.search(name, None).await?;
+        let hit = outcome
+            .results
+            .into_iter()
+            .find(|m| m.name == name)
+            .ok_or_else(|| {
+                Error::Fetch(format!(
+                    "no skill named '{name}' in the official skills or the taps; try `knack skills search {name}`"
+                ))
+            })?;
+        Identifier::parse(&hit.identifier, &self.cwd)?
+            .ok_or_else(|| Error::Identifier(format!("bad identifier {}", hit.identifier)))
+    }
+
+    // ---- staging ------------------------------------------------------------
+
+    /// Fetches, unpacks, validates, scans and judges a skill without
+    /// installing it (for `inspect`).
+    pub async fn inspect(&self, text: &str) -> Result<Staged> {
+        let id = self.resolve_identifier(text).await?;
+        self.stage(&id, &InstallOptions::default()).await
+    }
+
+    /// [`inspect`](Self::inspect) for an install: a package refused while
+    /// unpacking or validating is recorded in the audit log.
+    pub async fn stage_for_install(&self, text: &str, opts: &InstallOptions) -> Result<Staged> {
+        let id = self.resolve_identifier(text).await?;
+        match self.stage(&id, opts).await {
+            Ok(staged) => Ok(staged),
+            Err(e) => {
+                if matches!(e, Error::Unsafe(_) | Error::Invalid(_)) {
+                    let trust = id.trust(&self.config);
+                    let _ = append_audit_line(
+                        &self.hub_dir(),
+                        AuditAction::Blocked,
+                        &id.slug(),
+                        id.source_kind(),
+                        trust.as_str(),
+                        "invalid_package",
+                        &e.to_string(),
+                    );
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn stage(&self, id: &Identifier, opts: &InstallOptions) -> Result<Staged> {
+        if let Some(c) = &opts.category {
+            skill_core::validate::validate_category(c)
+                .map_err(|v| Error::Identifier(format!("--category '{c}': {}", v.message)))?;
+        }
+        let quarantine = Quarantine::new(&self.hub_dir(), &id.slug())?;
+        let scratch = quarantine.sub("fetch")?;
+        let ctx = self.ctx(scratch);
+        let source = open(id.clone());
+        let fetched = source.fetch(&ctx).await?;
+
+        // Copy the skill alone out of whatever was fetched (leaving `.git` and
+        // knack's private files behind), under the caps.
+        let package = quarantine.path().join("package");
+        std::fs::create_dir_all(&package).map_err(|e| Error::io(&package, e))?;
+        let incoming = package.join("incoming");
+        copy_tree(&fetched.dir, &incoming, self.limits())?;
+        let skill_md_path = incoming.join("SKILL.md");
+        let skill_md = std::fs::read_to_string(&skill_md_path).map_err(|e| {
+            Error::Invalid(format!("{id}: SKILL.md is missing or not UTF-8 text ({e})"))
+        })?;
+        let valid = skill_core::validate::validate_skill_md(
+            &skill_md,
+            skill_core::validate::SkillMdCheck::Existing,
+        )
+        .map_err(|v| Error::Invalid(format!("{id}: SKILL.md breaks the rules: {}", v.message)))?;
+        let dir = package.join(&valid.name);
+        std::fs::rename(&incoming, &dir).map_err(|e| Error::io(&dir, e))?;
+        let validation = skill_core::validate::validate_skill_dir(&dir);
+        if !validation.is_valid() {
+            return Err(Error::Invalid(format!(
+                "{id}: the skill breaks the rules: {}",
+                validation.errors.join("; ")
+            )));
+        }
+        let report = scan_skill_dir(&dir)?;
+        let trust = id.trust(&self.config);
+        let decision = decide(trust, report.verdict, opts.force);
+        let frontmatter_category = skill_core::frontmatter::parse_skill_md(&skill_md)
+            .ok()
+            .and_then(|p| p.frontmatter.category)
+            .filter(|c| skill_core::validate::validate_category(c).is_ok());
+        let category = opts
+            .category
+            .clone()
+            .or(fetched.category)
+            .or(frontmatter_category);
+        let content_hash = tree_hash(&dir)?;
+        let files = file_list(&dir);
+        Ok(Staged {
+            quarantine,
+            dir,
+            name: valid.name,
+            description: valid.description,
+            identifier: id.to_string(),
+            source: id.source_kind().to_owned(),
+            trust,
+            category,
+            report,
+            decision,
+            warnings: validation.warnings,
+            content_hash,
+            files,
+            skill_md,
+        })
+    }
+
+    // ---- install ------------------------------------------------------------
+
+    /// Refuses a name that the lock or the discovery engine already knows.
+    fn check_free(&self, staged: &Staged) -> Result<()> {
+        let lock = self.lock();
+        if let Some(entry) = lock.installed.get(&staged.name) {
+            return Err(Error::Collision(format!(
+                "'{}' is already installed from {}; run `knack skills update {}` to refresh it",
+                staged.name, entry.identifier, staged.name
+            )));
+        }
+        let (set, _) = skill_core::discover(&self.discovery);
+        let taken: Vec<String> = match set.resolve(&staged.name) {
+            Resolution::NotFound => Vec::new(),
+            Resolution::Found(s) | Resolution::Gated(s, _) => vec![s.qualified_id()],
+            Resolution::Ambiguous(list) => list.iter().map(|s| s.qualified_id()).collect(),
+        };
+        if !taken.is_empty() {
+            return Err(Error::Collision(format!(
+                "a skill named '{}' already exists ({}); remove or rename it first",
+                staged.name,
+                taken.join(", ")
+            )));
+        }
+        let target = self.home.skills_dir().join(staged.install_path());
+        if std::fs::symlink_metadata(&target).is_ok() {
+            return Err(Error::Collision(format!(
+                "{} already exists; remove it first",
+                target.display()
+            )));
+        }
+        self.check_not_inside_skill(&staged.install_path())
+    }
+
+    /// A category folder must not itself be a skill.
+    fn check_not_inside_skill(&self, install_path: &str) -> Result<()> {
+        let skills = self.home.skills_dir();
+        let mut dir = skills;
+        let parts: Vec<&str> = install_path.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            dir.push(part);
+            if dir.join("SKILL.md").exists() {
+                return Err(Error::Collision(format!(
+                    "{} is a skill; choose another --category",
+                    dir.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the policy, asks `confirm`, and moves the staged skill into
+    /// `skills/`. Nothing is left behind when any step fails.
+    pub fn install(
+        &self,
+        staged: Staged,
+        confirm: impl FnOnce(&Staged) -> Result<()>,
+    ) -> Result<Installed> {
+        self.check_free(&staged)?;
+        if let PolicyDecision::Block { reason } = &staged.decision {
+            self.audit_blocked(&staged);
+            return Err(Error::Blocked {
+                reason: reason.clone(),
+            });
+        }
+        confirm(&staged)?;
+        let target = self.home.skills_dir().join(staged.install_path());
+        self.place(&staged, &target)?;
+        let now = skill_core::clock::now_rfc3339();
+        let entry = LockEntry {
+            source: staged.source.clone(),
+            identifier: staged.identifier.clone(),
+            trust_level: staged.trust.as_str().to_owned(),
+            scan_verdict: staged.report.verdict.as_str().to_owned(),
+            content_hash: staged.content_hash.clone(),
+            install_path: staged.install_path(),
+            files: staged.files.clone(),
+            installed_at: now.clone(),
+            updated_at: now,
+        };
+        let mut lock = self.lock();
+        lock.installed.insert(staged.name.clone(), entry.clone());
+        if let Err(e) = lock.save(&self.hub_dir()) {
+            remove_tree(&target);
+            return Err(e);
+        }
+        let _ = append_audit_line(
+            &self.hub_dir(),
+            AuditAction::Install,
+            &staged.name,
+            &staged.source,
+            staged.trust.as_str(),
+            staged.report.verdict.as_str(),
+            &staged.content_hash,
+        );
+        skill_core::snapshot::invalidate(&self.home.cache_dir());
+        Ok(Installed {
+            name: staged.name,
+            path: target,
+            entry,
+        })
+    }
+
+    fn audit_blocked(&self, staged: &Staged) {
+        let _ = append_audit_line(
+            &self.hub_dir(),
+            AuditAction::Blocked,
+            &staged.name,
+            &staged.source,
+            staged.trust.as_str(),
+            staged.report.verdict.as_str(),
+            &format!("{}_findings", staged.report.findings.len()),
+        );
+    }
+
+    /// Marks the staged skill as hub-installed and renames it to `target`.
+    fn place(&self, staged: &Staged, target: &Path) -> Result<()> {
+        let parent = target
+            .parent()
+            .ok_or_else(|| Error::Collision(format!("{} has no parent", target.display())))?;
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        skill_core::manage::record_provenance(&staged.dir, "hub")
+            .map_err(|e| Error::io(&staged.dir, e))?;
+        match std::fs::rename(&staged.dir, target) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+                // Another file system: copy beside the target, then rename there.
+                let temp = tempfile::Builder::new()
+                    .prefix(".hub-incoming-")
+                    .tempdir_in(parent)
+                    .map_err(|e| Error::io(parent, e))?;
+                let copy = temp.path().join(&staged.name);
+                copy_tree(&staged.dir, &copy, self.limits())?;
+                skill_core::manage::record_provenance(&copy, "hub")
+                    .map_err(|e| Error::io(&copy, e))?;
+                std::fs::rename(&copy, target).map_err(|e| Error::io(target, e))
+            }
+            Err(e) => Err(Error::io(target, e)),
+        }
+    }
+
+    // ---- uninstall ----------------------------------------------------------
+
+    /// The lock entry of a hub-installed skill, or a message saying what the name is.
+    pub fn installed(&self, name: &str) -> Result<LockEntry> {
+        if let Some(entry) = self.lock().installed.get(name) {
+            return Ok(entry.clone());
+        }
+        let (set, _) = skill_core::discover(&self.discovery);
+        let message = match set.resolve(name) {
+            Resolution::Found(s) | Resolution::Gated(s, _) => {
+                let who = skill_core::manage::provenance(&s.skill_dir).created_by;
+                let hint = if who == "bundled" {
+                    "bundled skills come back on sync unless you run `knack skills opt-out`; delete the folder or use `knack skills reset`".to_owned()
+                } else {
+                    format!("delete {} yourself if you mean to", s.skill_dir.display())
+                };
+                format!(
+                    "'{name}' was not installed by the hub ({}, created by {who}); {hint}",
+                    s.qualified_id()
+                )
+            }
+            _ => format!(
+                "'{name}' is not a hub-installed skill; `knack skills check` lists what the hub installed"
+            ),
+        };
+        Err(Error::NotInstalled(message))
+    }
+
+    /// Removes a hub-installed skill, its lock entry, and logs it.
+    pub fn uninstall(&self, name: &str) -> Result<LockEntry> {
+        let entry = self.installed(name)?;
+        let target = self.safe_target(name, &entry)?;
+        if target.exists() {
+            // Move out of `skills/` first so discovery never sees half a folder.
+            let quarantine = Quarantine::new(&self.hub_dir(), &format!("uninstall-{name}"))?;
+            let parked = quarantine.path().join(name);
+            if std::fs::rename(&target, &parked).is_err() {
+                std::fs::remove_dir_all(&target).map_err(|e| Error::io(&target, e))?;
+            }
+            drop(quarantine);
+            prune_empty_parents(&target, &self.home.skills_dir());
+        }
+        let mut lock = self.lock();
+        lock.installed.remove(name);
+        lock.save(&self.hub_dir())?;
+        let _ = append_audit_line(
+            &self.hub_dir(),
+            AuditAction::Uninstall,
+            name,
+            &entry.source,
+            &entry.trust_level,
+            "n/a",
+            "user_request",
+        );
+        skill_core::snapshot::invalidate(&self.home.cache_dir());
+        Ok(entry)
+    }
+
+    /// The folder a lock entry points at, refused unless it is strictly inside
+    /// `skills/` once links are resolved.
+    fn safe_target(&self, name: &str, entry: &LockEntry) -> Result<PathBuf> {
+        check_install_path(name, &entry.install_path)?;
+        let skills = self.home.skills_dir();
+        let target = skills.join(&entry.install_path);
+        if let (Ok(root), Ok(real)) = (skills.canonicalize(), target.canonicalize())
+            && (!real.starts_with(&root) || real == root)
+        {
+            return Err(Error::Unsafe(format!(
+                "{} resolves outside {}; refusing to touch it",
+                target.display(),
+                skills.display()
+            )));
+        }
+        if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Unsafe(format!(
+                "{} is a link; refusing to touch it",
+                target.display()
+            )));
+        }
+        Ok(target)
+    }
+
+    // ---- check / update -----------------------------------------------------
+
+    fn entries(&self, name: Option<&str>) -> Result<Vec<(String, LockEntry)>> {
+        let lock = self.lock();
+        match name {
+            Some(n) => Ok(vec![(n.to_owned(), self.installed(n)?)]),
+            None => Ok(lock.installed.into_iter().collect()),
+        }
+    }
+
+    async fn upstream_hash(&self, name: &str, entry: &LockEntry) -> CheckStatus {
+        match self.upstream_hash_inner(name, entry).await {
+            Ok(hash) if hash == entry.content_hash => CheckStatus::UpToDate,
+            Ok(_) => CheckStatus::UpdateAvailable,
+            Err(e @ (Error::Identifier(_) | Error::Unsafe(_))) => {
+                CheckStatus::InvalidInstall(e.to_string())
+            }
+            Err(e) => CheckStatus::Unavailable(e.to_string()),
+        }
+    }
+
+    async fn upstream_hash_inner(&self, name: &str, entry: &LockEntry) -> Result<String> {
+        check_install_path(name, &entry.install_path)?;
+        let id = Identifier::parse(&entry.identifier, &self.cwd)?.ok_or_else(|| {
+            Error::Identifier(format!(
+                "the lock's identifier '{}' is not valid",
+                entry.identifier
+            ))
+        })?;
+        let quarantine = Quarantine::new(&self.hub_dir(), &format!("check-{name}"))?;
+        let ctx = self.ctx(quarantine.sub("fetch")?);
+        open(id).content_hash(&ctx).await
+    }
+
+    /// Compares installed skills with their sources (only the recorded source is asked).
+    pub async fn check(&self, name: Option<&str>) -> Result<Vec<UpdateStatus>> {
+        let entries = self.entries(name)?;
+        let jobs = entries.iter().map(|(name, entry)| async move {
+            let status = self.upstream_hash(name, entry).await;
+            UpdateStatus {
+                name: name.clone(),
+                identifier: entry.identifier.clone(),
+                source: entry.source.clone(),
+                status,
+            }
+        });
+        Ok(futures::future::join_all(jobs).await)
+    }
+
+    /// Re-installs skills whose source changed, from the same identifier and
+    /// into the same category, under the same policy as an install.
+    pub async fn update(
+        &self,
+        name: Option<&str>,
+        force: bool,
+    ) -> Result<Vec<(String, UpdateOutcome)>> {
+        let mut out = Vec::new();
+        for (name, entry) in self.entries(name)? {
+            let outcome = match self.update_one(&name, &entry, force).await {
+                Ok(o) => o,
+                Err(e) => UpdateOutcome::Failed(e.to_string()),
+            };
+            out.push((name, outcome));
+        }
+        Ok(out)
+    }
+
+    async fn update_one(
+        &self,
+        name: &str,
+        entry: &LockEntry,
+        force: bool,
+    ) -> Result<UpdateOutcome> {
+        let target = self.safe_target(name, entry)?;
+        let id = Identifier::parse(&entry.identifier, &self.cwd)?.ok_or_else(|| {
+            Error::Identifier(format!(
+                "the lock's identifier '{}' is not valid",
+                entry.identifier
+            ))
+        })?;
+        let opts = InstallOptions {
+            category: entry.category().map(str::to_owned),
+            force,
+        };
+        let mut staged = match self.stage(&id, &opts).await {
+            Ok(s) => s,
+            Err(e) => {
+                if matches!(e, Error::Unsafe(_) | Error::Invalid(_)) {
+                    let _ = append_audit_line(
+                        &self.hub_dir(),
+                        AuditAction::Blocked,
+                        name,
+                        &entry.source,
+                        &entry.trust_level,
+                        "invalid_package",
+                        &e.to_string(),
+                    );
+                }
+                return Err(e);
+            }
+        };
+        staged.category = opts.category;
+        if staged.content_hash == entry.content_hash {
+            return Ok(UpdateOutcome::UpToDate);
+        }
+        if staged.name != name {
+            return Err(Error::Invalid(format!(
+                "the source now names the skill '{}', not '{name}'; uninstall and install it anew",
+                staged.name
+            )));
+        }
+        if let PolicyDecision::Block { reason } = &staged.decision {
+            self.audit_blocked(&staged);
+            return Err(Error::Blocked {
+                reason: reason.clone(),
+            });
+        }
+        // Swap: park the old folder in the quarantine, move the new one in,
+        // and put the old one back if that fails.
+        let parked = staged.quarantine.path().join("previous");
+        let had_old = target.exists();
+        if had_old {
+            std::fs::rename(&target, &parked).map_err(|e| Error::io(&target, e))?;
+        }
+        if let Err(e) = self.place(&staged, &target) {
+            if had_old {
+                let _ = std::fs::rename(&parked, &target);
+            }
+            return Err(e);
+        }
+        let mut lock = self.lock();
+        let updated = LockEntry {
+            scan_verdict: staged.report.verdict.as_str().to_owned(),
+            trust_level: staged.trust.as_str().to_owned(),
+            content_hash: staged.content_hash.clone(),
+            files: staged.files.clone(),
+            updated_at: skill_core::clock::now_rfc3339(),
+            ..entry.clone()
+        };
+        lock.installed.insert(name.to_owned(), updated);
+        if let Err(e) = lock.save(&self.hub_dir()) {
+            remove_tree(&target);
+            if had_old {
+                let _ = std::fs::rename(&parked, &target);
+            }
+            return Err(e);
+        }
+        let _ = append_audit_line(
+            &self.hub_dir(),
+            AuditAction::Update,
+            name,
+            &staged.source,
+            staged.trust.as_str(),
+            staged.report.verdict.as_str(),
+            &staged.content_hash,
+        );
+        skill_core::snapshot::invalidate(&self.home.cache_dir());
+        Ok(UpdateOutcome::Updated {
+            verdict: staged.report.verdict.as_str().to_owned(),
+        })
+    }
+
+    // ---- audit --------------------------------------------------------------
+
+    /// Rescans installed hub skills and compares with the verdicts in the lock.
+    pub fn audit(&self, name: Option<&str>) -> Result<Vec<AuditResult>> {
+        let mut results = Vec::new();
+        for (name, entry) in self.entries(name)? {
+            let base = AuditResult {
+                name: name.clone(),
+                install_path: entry.install_path.clone(),
+                locked_verdict: entry.scan_verdict.clone(),
+                verdict: None,
+                changed: false,
+                modified: false,
+                error: None,
+                report: None,
+            };
+            let target = match self.safe_target(&name, &entry) {
+                Ok(t) => t,
+                Err(e) => {
+                    results.push(AuditResult {
+                        error: Some(e.to_string()),
+                        ..base
+                    });
+                    continue;
+                }
+            };
+            match scan_skill_dir(&target) {
+                Ok(report) => {
+                    let modified = tree_hash(&target).is_ok_and(|h| h != entry.content_hash);
+                    results.push(AuditResult {
+                        verdict: Some(report.verdict),
+                        changed: report.verdict.as_str() != entry.scan_verdict,
+                        modified,
+                        report: Some(report),
+                        ..base
+                    });
+                }
+                Err(e) => results.push(AuditResult {
+                    error: Some(e.to_string()),
+                    ..base
+                }),
+            }
+        }
+        Ok(results)
+    }
+}
+
+fn remove_tree(path: &Path) {
+    let _ = std::fs::remove_dir_all(path);
+}
+
+/// Removes empty category folders left by an uninstall (never `skills/` itself).
+fn prune_empty_parents(target: &Path, skills: &Path) {
+    let mut dir = target.parent();
+    while let Some(d) = dir {
+        if d == skills || !d.starts_with(skills) {
+            break;
+        }
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}

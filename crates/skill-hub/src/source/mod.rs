@@ -1,0 +1,205 @@
+//! The `SkillSource` trait and what every source shares: skill metadata, the
+//! fetch context, and finding the one skill a fetched tree holds.
+
+mod git;
+mod github;
+mod local;
+mod official;
+mod url;
+mod well_known;
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use knack_config::HubConfig;
+use serde::Serialize;
+use skill_guard::TrustLevel;
+
+use crate::identifier::Identifier;
+use crate::net::Net;
+use crate::safe_tree::{Limits, skills_in_tree};
+use crate::{Error, Result};
+
+/// One skill as a source lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillMeta {
+    pub name: String,
+    pub description: String,
+    /// What `knack skills install` takes to install exactly this skill.
+    pub identifier: String,
+    /// `official`, `local`, `git`, `well-known`, `url` or `github`.
+    pub source: String,
+    pub trust: TrustLevel,
+    #[serde(skip)]
+    pub tags: Vec<String>,
+}
+
+impl SkillMeta {
+    /// Every word of the query appears in the name, description, tags or identifier.
+    pub fn matches(&self, query: &str) -> bool {
+        let hay = format!(
+            "{} {} {} {}",
+            self.name,
+            self.description,
+            self.tags.join(" "),
+            self.identifier
+        )
+        .to_lowercase();
+        query
+            .split_whitespace()
+            .all(|word| hay.contains(&word.to_lowercase()))
+    }
+}
+
+/// What a fetch needs: the network, the caps, the config and a private scratch folder.
+pub struct FetchContext<'a> {
+    pub(crate) net: &'a Net,
+    pub limits: Limits,
+    pub config: &'a HubConfig,
+    /// An empty folder inside the quarantine the source may fill.
+    pub scratch: PathBuf,
+}
+
+/// A fetched skill: its folder (inside the scratch folder, or a local folder
+/// the hub copies from) and the category the source suggests.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub dir: PathBuf,
+    pub category: Option<String>,
+}
+
+/// A place skills come from. One instance serves one identifier, which may
+/// name a single skill or a collection of them.
+pub trait SkillSource: Send + Sync {
+    fn identifier(&self) -> &Identifier;
+
+    /// Every skill this identifier covers.
+    fn list<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Vec<SkillMeta>>>;
+
+    /// Fetches the one skill this identifier names.
+    fn fetch<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Fetched>>;
+
+    /// The skills whose metadata matches `query` (all of them for an empty query).
+    fn search<'a>(
+        &'a self,
+        ctx: &'a FetchContext<'a>,
+        query: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SkillMeta>>> {
+        Box::pin(async move {
+            let all = self.list(ctx).await?;
+            Ok(all.into_iter().filter(|m| m.matches(query)).collect())
+        })
+    }
+
+    /// The content hash of the skill as the source has it now (for update checks).
+    fn content_hash<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<String>> {
+        Box::pin(async move {
+            let fetched = self.fetch(ctx).await?;
+            let staged = ctx.scratch.join(".hash-copy");
+            crate::safe_tree::copy_tree(&fetched.dir, &staged, ctx.limits)?;
+            crate::safe_tree::tree_hash(&staged)
+        })
+    }
+}
+
+/// The source that serves `id`.
+pub fn open(id: Identifier) -> Box<dyn SkillSource> {
+    match id {
+        Identifier::Official { .. } => Box::new(official::OfficialSource::new(id)),
+        Identifier::Local { .. } => Box::new(local::LocalSource::new(id)),
+        Identifier::Git { .. } => Box::new(git::GitSource::new(id)),
+        Identifier::WellKnown { .. } => Box::new(well_known::WellKnownSource::new(id)),
+        Identifier::Url { .. } => Box::new(url::UrlSource::new(id)),
+        Identifier::GitHub { .. } => Box::new(github::GitHubSource::new(id)),
+    }
+}
+
+/// Name, description and tags of the skill in `dir` (the folder name when the
+/// frontmatter has no name).
+pub(crate) fn read_meta(dir: &Path) -> Option<(String, String, Vec<String>)> {
+    let text = std::fs::read_to_string(dir.join("SKILL.md")).ok()?;
+    meta_from_text(&text, dir.file_name().and_then(|n| n.to_str()))
+}
+
+pub(crate) fn meta_from_text(
+    text: &str,
+    fallback_name: Option<&str>,
+) -> Option<(String, String, Vec<String>)> {
+    let text = skill_core::frontmatter::strip_bom(text);
+    let parsed = skill_core::frontmatter::parse_skill_md(text).ok()?;
+    let fm = parsed.frontmatter;
+    let name = fm.name.or_else(|| fallback_name.map(str::to_owned))?;
+    let description = fm.description.unwrap_or_else(|| {
+        skill_core::frontmatter::first_body_line(&text[parsed.body_offset..])
+            .unwrap_or_default()
+            .to_owned()
+    });
+    Some((name, description, fm.tags))
+}
+
+/// The skills of a tree on disk, each with the identifier that installs it.
+pub(crate) fn list_tree(root: &Path, id: &Identifier, trust: TrustLevel) -> Vec<SkillMeta> {
+    skills_in_tree(root)
+        .into_iter()
+        .filter_map(|rel| {
+            let (name, description, tags) = read_meta(&root.join(&rel))?;
+            let identifier = if rel.is_empty() {
+                id.clone()
+            } else {
+                id.child(&rel)?
+            };
+            Some(SkillMeta {
+                name,
+                description,
+                identifier: identifier.to_string(),
+                source: id.source_kind().to_owned(),
+                trust,
+                tags,
+            })
+        })
+        .collect()
+}
+
+/// The single skill of a tree: the root itself when it holds SKILL.md, else
+/// its only skill; several skills is an error that lists how to pick one.
+pub(crate) fn select_skill(root: &Path, id: &Identifier) -> Result<PathBuf> {
+    if root.join("SKILL.md").is_file() {
+        return Ok(root.to_path_buf());
+    }
+    let found = skills_in_tree(root);
+    match found.as_slice() {
+        [] => Err(Error::Invalid(format!("{id} holds no SKILL.md"))),
+        [one] => Ok(root.join(one)),
+        many => {
+            let choices: Vec<String> = many
+                .iter()
+                .take(20)
+                .map(|rel| match id.child(rel) {
+                    Some(child) => child.to_string(),
+                    None => rel.clone(),
+                })
+                .collect();
+            Err(Error::Identifier(format!(
+                "{id} holds {} skills; name one of them: {}",
+                many.len(),
+                choices.join(", ")
+            )))
+        }
+    }
+}
+
+/// `rel` under `root`, which must be an existing folder.
+pub(crate) fn sub_dir(root: &Path, rel: Option<&str>, id: &Identifier) -> Result<PathBuf> {
+    let dir = match rel {
+        Some(r) => root.join(r),
+        None => root.to_path_buf(),
+    };
+    let real = std::fs::symlink_metadata(&dir);
+    match real {
+        Ok(m) if m.is_dir() => Ok(dir),
+        _ => Err(Error::Fetch(format!(
+            "{id}: the path '{}' does not exist in the source",
+            rel.unwrap_or("")
+        ))),
+    }
+}

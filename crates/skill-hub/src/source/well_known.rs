@@ -1,0 +1,311 @@
+//! `well-known:<site>[#name]`: a site's published skills index at
+//! `/.well-known/agent-skills/index.json` (falling back to `/.well-known/skills/index.json`),
+//! each entry a SKILL.md or an archive whose `sha256:` digest is checked before use.
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::{FetchContext, Fetched, SkillMeta, SkillSource, select_skill};
+use crate::identifier::Identifier;
+use crate::net::Request;
+use crate::safe_tree::unpack_tar_gz;
+use crate::{Error, Result};
+
+pub(crate) const INDEX_PATH: &str = "/.well-known/agent-skills/index.json";
+pub(crate) const FALLBACK_INDEX_PATH: &str = "/.well-known/skills/index.json";
+
+#[derive(Debug, Clone, Deserialize)]
+struct Entry {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    digest: Option<String>,
+    /// The older layout: files under `/.well-known/skills/<name>/`.
+    #[serde(default)]
+    files: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum IndexDoc {
+    Wrapped { skills: Vec<Entry> },
+    Bare(Vec<Entry>),
+}
+
+struct Index {
+    url: String,
+    fallback: bool,
+    entries: Vec<Entry>,
+}
+
+pub(crate) struct WellKnownSource {
+    id: Identifier,
+}
+
+impl WellKnownSource {
+    pub(crate) fn new(id: Identifier) -> Self {
+        Self { id }
+    }
+
+    fn parts(&self) -> (&str, Option<&str>) {
+        match &self.id {
+            Identifier::WellKnown { base, name } => (base, name.as_deref()),
+            _ => ("", None),
+        }
+    }
+
+    async fn index(&self, ctx: &FetchContext<'_>) -> Result<Index> {
+        let (base, _) = self.parts();
+        for (path, fallback) in [(INDEX_PATH, false), (FALLBACK_INDEX_PATH, true)] {
+            let url = format!("{base}{path}");
+            let Some(bytes) = ctx.net.get(&url, Request::default()).await? else {
+                continue;
+            };
+            let doc: IndexDoc = serde_json::from_slice(&bytes).map_err(|e| {
+                Error::Fetch(format!("the skills index at {url} is not valid JSON: {e}"))
+            })?;
+            let entries = match doc {
+                IndexDoc::Wrapped { skills } => skills,
+                IndexDoc::Bare(list) => list,
+            };
+            return Ok(Index {
+                url,
+                fallback,
+                entries,
+            });
+        }
+        Err(Error::Fetch(format!(
+            "{base} publishes no skills index (neither {INDEX_PATH} nor {FALLBACK_INDEX_PATH} exists)"
+        )))
+    }
+
+    fn usable(entry: &Entry, fallback: bool) -> bool {
+        skill_core::validate::validate_name(&entry.name).is_ok()
+            && match entry.kind.as_deref() {
+                Some("skill-md") | Some("archive") => entry.url.is_some(),
+                None => fallback && !entry.files.is_empty(),
+                Some(_) => false,
+            }
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks `bytes` against a `sha256:<hex>` digest from the index.
+pub(crate) fn verify_digest(bytes: &[u8], digest: Option<&str>, what: &str) -> Result<()> {
+    let Some(digest) = digest.map(str::trim).filter(|d| !d.is_empty()) else {
+        return Err(Error::Unsafe(format!(
+            "the index gives no digest for {what}, so its content cannot be verified"
+        )));
+    };
+    let Some(expected) = digest.strip_prefix("sha256:") else {
+        return Err(Error::Unsafe(format!(
+            "the digest '{digest}' for {what} is not a sha256: digest"
+        )));
+    };
+    let actual = sha256_hex(bytes);
+    if !actual.eq_ignore_ascii_case(expected) {
+        return Err(Error::Unsafe(format!(
+            "digest mismatch for {what}: the index says sha256:{expected}, the download is sha256:{actual}"
+        )));
+    }
+    Ok(())
+}
+
+fn resolve(index_url: &str, target: &str) -> Result<String> {
+    let base = reqwest::Url::parse(index_url)
+        .map_err(|e| Error::Fetch(format!("bad index URL {index_url}: {e}")))?;
+    base.join(target)
+        .map(|u| u.to_string())
+        .map_err(|e| Error::Fetch(format!("the index names a bad URL '{target}': {e}")))
+}
+
+/// A file path from an index: relative, plain segments only.
+fn plain_relative(rel: &str) -> bool {
+    !rel.is_empty()
+        && !rel.starts_with('/')
+        && !rel.contains('\\')
+        && rel
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
+impl SkillSource for WellKnownSource {
+    fn identifier(&self) -> &Identifier {
+        &self.id
+    }
+
+    fn list<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Vec<SkillMeta>>> {
+        Box::pin(async move {
+            let (base, only) = self.parts();
+            let index = self.index(ctx).await?;
+            let trust = self.id.trust(ctx.config);
+            Ok(index
+                .entries
+                .iter()
+                .filter(|e| Self::usable(e, index.fallback))
+                .filter(|e| only.is_none_or(|n| n == e.name))
+                .map(|e| SkillMeta {
+                    name: e.name.clone(),
+                    description: e.description.clone(),
+                    identifier: Identifier::WellKnown {
+                        base: base.to_owned(),
+                        name: Some(e.name.clone()),
+                    }
+                    .to_string(),
+                    source: "well-known".into(),
+                    trust,
+                    tags: Vec::new(),
+                })
+                .collect())
+        })
+    }
+
+    fn fetch<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Fetched>> {
+        Box::pin(async move {
+            let (base, wanted) = self.parts();
+            let index = self.index(ctx).await?;
+            let usable: Vec<&Entry> = index
+                .entries
+                .iter()
+                .filter(|e| Self::usable(e, index.fallback))
+                .collect();
+            let entry = match wanted {
+                Some(n) => usable
+                    .iter()
+                    .find(|e| e.name == n)
+                    .copied()
+                    .ok_or_else(|| {
+                        Error::Fetch(format!("the index at {} lists no skill '{n}'", index.url))
+                    })?,
+                None if usable.len() == 1 => usable[0],
+                None => {
+                    let names: Vec<String> = usable
+                        .iter()
+                        .take(20)
+                        .map(|e| format!("well-known:{base}#{}", e.name))
+                        .collect();
+                    return Err(Error::Identifier(format!(
+                        "{} lists {} skills; name one of them: {}",
+                        index.url,
+                        usable.len(),
+                        names.join(", ")
+                    )));
+                }
+            };
+            let what = format!("'{}'", entry.name);
+            match (entry.kind.as_deref(), entry.url.as_deref()) {
+                (Some("skill-md"), Some(url)) => {
+                    let url = resolve(&index.url, url)?;
+                    let bytes = ctx
+                        .net
+                        .get_required(
+                            &url,
+                            Request {
+                                progress: Some("downloading SKILL.md"),
+                                ..Request::default()
+                            },
+                        )
+                        .await?;
+                    verify_digest(&bytes, entry.digest.as_deref(), &what)?;
+                    let dir = ctx.scratch.join(&entry.name);
+                    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                    std::fs::write(dir.join("SKILL.md"), &bytes)
+                        .map_err(|e| Error::io(dir.join("SKILL.md"), e))?;
+                    Ok(Fetched {
+                        dir,
+                        category: None,
+                    })
+                }
+                (Some("archive"), Some(url)) => {
+                    let url = resolve(&index.url, url)?;
+                    let bytes = ctx
+                        .net
+                        .get_required(
+                            &url,
+                            Request {
+                                progress: Some("downloading archive"),
+                                ..Request::default()
+                            },
+                        )
+                        .await?;
+                    verify_digest(&bytes, entry.digest.as_deref(), &what)?;
+                    let out = ctx.scratch.join("unpacked");
+                    std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
+                    unpack_tar_gz(&bytes[..], &out, ctx.limits)?;
+                    Ok(Fetched {
+                        dir: select_skill(&out, &self.id)?,
+                        category: None,
+                    })
+                }
+                _ => {
+                    if entry.files.len() > ctx.limits.max_files {
+                        return Err(Error::Unsafe(format!(
+                            "{what} lists more than {} files (hub.max_package_files)",
+                            ctx.limits.max_files
+                        )));
+                    }
+                    let dir = ctx.scratch.join(&entry.name);
+                    let mut total = 0u64;
+                    for rel in &entry.files {
+                        if !plain_relative(rel) {
+                            return Err(Error::Unsafe(format!(
+                                "{what} lists the unsafe file path '{rel}'"
+                            )));
+                        }
+                        let url = format!("{base}/.well-known/skills/{}/{rel}", entry.name);
+                        let bytes = ctx.net.get_required(&url, Request::default()).await?;
+                        total += bytes.len() as u64;
+                        if total > ctx.limits.max_bytes {
+                            return Err(Error::Unsafe(format!(
+                                "{what} is larger than {} bytes (hub.max_package_bytes)",
+                                ctx.limits.max_bytes
+                            )));
+                        }
+                        let target = dir.join(rel);
+                        if let Some(parent) = target.parent() {
+                            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+                        }
+                        std::fs::write(&target, &bytes).map_err(|e| Error::io(&target, e))?;
+                    }
+                    Ok(Fetched {
+                        dir,
+                        category: None,
+                    })
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_checked() {
+        let good = format!("sha256:{}", sha256_hex(b"abc"));
+        assert!(verify_digest(b"abc", Some(&good), "x").is_ok());
+        assert!(
+            verify_digest(b"abd", Some(&good), "x")
+                .unwrap_err()
+                .to_string()
+                .contains("mismatch")
+        );
+        assert!(verify_digest(b"abc", None, "x").is_err());
+        assert!(verify_digest(b"abc", Some("md5:00"), "x").is_err());
+        assert!(plain_relative("references/a.md"));
+        assert!(!plain_relative("../../../escape.txt"));
+    }
+}

@@ -1,0 +1,5 @@
+mod fixture;
+mod hostile;
+mod lifecycle;
+mod search;
+mod sources;
