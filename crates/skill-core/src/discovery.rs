@@ -82,8 +82,13 @@ pub fn discover(options: &DiscoveryOptions) -> (SkillSet, Fingerprint) {
         entries: walk.entries,
         ..SkillSet::default()
     };
+    let mut fingerprint = walk.fingerprint;
     for (root_index, category, path) in walk.categories {
-        if let Some(desc) = read_category_description(&path) {
+        let Ok((text, _, meta)) = read_head_with_meta(&path) else {
+            continue;
+        };
+        fingerprint.record(&path, Some(&meta));
+        if let Some(desc) = category_description(&text) {
             set.category_descriptions
                 .entry(category)
                 .or_insert((root_index, desc));
@@ -91,7 +96,10 @@ pub fn discover(options: &DiscoveryOptions) -> (SkillSet, Fingerprint) {
     }
 
     let mut seen_qualified: HashMap<String, usize> = HashMap::new();
-    for (candidate, outcome) in walk.candidates.iter().zip(parsed) {
+    for (candidate, (meta, outcome)) in walk.candidates.iter().zip(parsed) {
+        if meta.is_some() {
+            fingerprint.record(&candidate.skill_md, meta.as_ref());
+        }
         let root = &options.roots[candidate.root_index];
         match outcome {
             Err(reason) => set.entries.push(DoctorEntry::new(
@@ -125,7 +133,7 @@ pub fn discover(options: &DiscoveryOptions) -> (SkillSet, Fingerprint) {
         }
     }
     set.finish();
-    (set, walk.fingerprint)
+    (set, fingerprint)
 }
 
 fn is_disabled(skill: &Skill, disabled: &[String]) -> bool {
@@ -180,17 +188,20 @@ fn walk_root(
     };
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut visited: HashSet<(u64, u64)> = HashSet::new();
-    visited.insert((root_meta.dev(), root_meta.ino()));
-    let mut queue: VecDeque<(PathBuf, Vec<String>)> = VecDeque::new();
-    queue.push_back((root.to_path_buf(), Vec::new()));
+    let root_key = (root_meta.dev(), root_meta.ino());
+    visited.insert(root_key);
+    // Each queued folder carries its (device, inode), taken from the one stat
+    // made when its parent listed it.
+    let mut queue: VecDeque<(PathBuf, Vec<String>, (u64, u64))> = VecDeque::new();
+    queue.push_back((root.to_path_buf(), Vec::new(), root_key));
     let mut dirs_read = 0usize;
     let mut truncated = false;
 
-    while let Some((dir, rel)) = queue.pop_front() {
+    while let Some((dir, rel, dir_key)) = queue.pop_front() {
         if dirs_read >= options.max_dirs {
             truncated = true;
             report_unwalked(&dir, out, "the walk stopped at skills.scan_max_dirs");
-            for (rest, _) in queue.drain(..) {
+            for (rest, _, _) in queue.drain(..) {
                 report_unwalked(&rest, out, "the walk stopped at skills.scan_max_dirs");
             }
             break;
@@ -205,7 +216,7 @@ fn walk_root(
             }
         };
         let skill_md = dir.join("SKILL.md");
-        let has_skill_md = entries.iter().any(|(name, _)| name == "SKILL.md");
+        let has_skill_md = entries.iter().any(|e| e.name == "SKILL.md");
         if has_skill_md {
             if rel.is_empty() {
                 out.entries.push(DoctorEntry::new(
@@ -213,61 +224,39 @@ fn walk_root(
                     EntryStatus::Skipped,
                     "SKILL.md sits directly in a skills root; move it into a folder named after the skill".into(),
                 ));
+            } else if let Some(first) = claimed.get(&dir_key) {
+                out.entries.push(DoctorEntry::new(
+                    &skill_md,
+                    EntryStatus::Skipped,
+                    format!("the same folder was already found as {}", first.display()),
+                ));
             } else {
-                let meta = fs::metadata(&skill_md);
-                match meta {
-                    Ok(meta) if meta.is_file() => {
-                        out.fingerprint.record(&skill_md, Some(&meta));
-                        let dir_meta = fs::metadata(&dir).ok();
-                        let key = dir_meta.as_ref().map(|m| (m.dev(), m.ino()));
-                        match key.and_then(|k| claimed.get(&k).map(|p| (k, p.clone()))) {
-                            Some((_, first)) => out.entries.push(DoctorEntry::new(
-                                &skill_md,
-                                EntryStatus::Skipped,
-                                format!("the same folder was already found as {}", first.display()),
-                            )),
-                            None => {
-                                if let Some(k) = key {
-                                    claimed.insert(k, skill_md.clone());
-                                }
-                                out.candidates.push(Candidate {
-                                    root_index,
-                                    skill_md: skill_md.clone(),
-                                    skill_dir: dir.clone(),
-                                    rel: rel.clone(),
-                                });
-                            }
-                        }
-                    }
-                    Ok(_) => out.entries.push(DoctorEntry::new(
-                        &skill_md,
-                        EntryStatus::Skipped,
-                        "SKILL.md is not a regular file".into(),
-                    )),
-                    Err(e) => out.entries.push(DoctorEntry::new(
-                        &skill_md,
-                        EntryStatus::Skipped,
-                        format!("SKILL.md cannot be read ({e}); is it a broken link?"),
-                    )),
-                }
+                // SKILL.md itself is opened and checked when it is parsed.
+                claimed.insert(dir_key, skill_md.clone());
+                out.candidates.push(Candidate {
+                    root_index,
+                    skill_md: skill_md.clone(),
+                    skill_dir: dir.clone(),
+                    rel: rel.clone(),
+                });
             }
-        } else if !rel.is_empty() && entries.iter().any(|(n, _)| n == "DESCRIPTION.md") {
-            let description = dir.join("DESCRIPTION.md");
-            // Its text reaches the index, so an edit must invalidate caches too.
-            out.fingerprint
-                .record(&description, fs::metadata(&description).ok().as_ref());
+        } else if !rel.is_empty() && entries.iter().any(|e| e.name == "DESCRIPTION.md") {
             out.categories
-                .push((root_index, rel.join("/"), description));
+                .push((root_index, rel.join("/"), dir.join("DESCRIPTION.md")));
         }
 
-        for (name, is_link) in &entries {
-            if name == "SKILL.md" || name == "DESCRIPTION.md" {
+        for entry in &entries {
+            let name = &entry.name;
+            if entry.kind == EntryKind::File
+                || name.starts_with('.')
+                || SKIPPED_DIRS.contains(&name.as_str())
+            {
                 continue;
             }
             let child = dir.join(name);
             let meta = match fs::metadata(&child) {
                 Ok(m) => m,
-                Err(_) if *is_link => {
+                Err(_) if entry.kind == EntryKind::Symlink => {
                     out.notices.push(format!(
                         "broken link {} was skipped (its target does not exist)",
                         child.display()
@@ -276,14 +265,14 @@ fn walk_root(
                 }
                 Err(_) => continue,
             };
-            if !meta.is_dir() || name.starts_with('.') || SKIPPED_DIRS.contains(&name.as_str()) {
+            if !meta.is_dir() {
                 continue;
             }
             if has_skill_md && SUPPORT_DIRS.contains(&name.as_str()) {
                 report_decoys(&child, &skill_md, out);
                 continue;
             }
-            if *is_link {
+            if entry.kind == EntryKind::Symlink {
                 match child.canonicalize() {
                     Ok(target) if !target.starts_with(&canonical_root) => {
                         out.notices.push(format!(
@@ -295,7 +284,8 @@ fn walk_root(
                     _ => {}
                 }
             }
-            if !visited.insert((meta.dev(), meta.ino())) {
+            let key = (meta.dev(), meta.ino());
+            if !visited.insert(key) {
                 out.notices.push(format!(
                     "{} was skipped: it leads back to a folder already walked (a link loop)",
                     child.display()
@@ -310,7 +300,7 @@ fn walk_root(
             out.fingerprint.record(&child, Some(&meta));
             let mut child_rel = rel.clone();
             child_rel.push(name.clone());
-            queue.push_back((child, child_rel));
+            queue.push_back((child, child_rel, key));
         }
     }
     truncated
@@ -337,7 +327,7 @@ fn report_unwalked(dir: &Path, out: &mut WalkOutput, why: &str) {
         let Ok(entries) = read_dir_sorted(&dir) else {
             continue;
         };
-        for (name, _) in entries.into_iter().rev() {
+        for DirEntryInfo { name, .. } in entries.into_iter().rev() {
             let path = dir.join(&name);
             if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_str()) && path.is_dir() {
                 stack.push((path, depth + 1));
@@ -353,7 +343,7 @@ fn report_decoys(support_dir: &Path, owner: &Path, out: &mut WalkOutput) {
         let Ok(entries) = read_dir_sorted(&dir) else {
             continue;
         };
-        for (name, _) in entries {
+        for DirEntryInfo { name, kind } in entries {
             let path = dir.join(&name);
             if name == "SKILL.md" {
                 out.entries.push(DoctorEntry::new(
@@ -364,22 +354,47 @@ fn report_decoys(support_dir: &Path, owner: &Path, out: &mut WalkOutput) {
                         owner.display()
                     ),
                 ));
-            } else if depth < 4 && path.is_dir() && !name.starts_with('.') {
+            } else if depth < 4
+                && (kind == EntryKind::Dir || kind == EntryKind::Symlink && path.is_dir())
+                && !name.starts_with('.')
+            {
                 stack.push((path, depth + 1));
             }
         }
     }
 }
 
-/// Directory entries sorted by name, each with whether it is a symlink.
-fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<(String, bool)>> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+struct DirEntryInfo {
+    name: String,
+    kind: EntryKind,
+}
+
+/// Directory entries sorted by name, with their type as the listing reports
+/// it (no extra stat per entry).
+fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<DirEntryInfo>> {
     let mut entries = Vec::new();
     for entry in fs::read_dir(dir)? {
         let Ok(entry) = entry else { continue };
-        let is_link = entry.file_type().map(|t| t.is_symlink()).unwrap_or(false);
-        entries.push((entry.file_name().to_string_lossy().into_owned(), is_link));
+        let kind = match entry.file_type() {
+            Ok(t) if t.is_symlink() => EntryKind::Symlink,
+            Ok(t) if t.is_dir() => EntryKind::Dir,
+            Ok(t) if t.is_file() => EntryKind::File,
+            _ => EntryKind::Other,
+        };
+        entries.push(DirEntryInfo {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            kind,
+        });
     }
-    entries.sort();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(entries)
 }
 
@@ -390,7 +405,9 @@ struct ReadSkill {
     warnings: Vec<String>,
 }
 
-fn parse_all(candidates: &[Candidate]) -> Vec<Result<ReadSkill, String>> {
+type ReadOutcome = (Option<fs::Metadata>, Result<ReadSkill, String>);
+
+fn parse_all(candidates: &[Candidate]) -> Vec<ReadOutcome> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -414,20 +431,25 @@ fn parse_all(candidates: &[Candidate]) -> Vec<Result<ReadSkill, String>> {
             .into_iter()
             .flat_map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| vec![Err("parsing panicked".to_owned())])
+                    .unwrap_or_else(|_| vec![(None, Err("parsing panicked".to_owned()))])
             })
             .collect()
     })
 }
 
-/// Reads the head of a SKILL.md (the whole file only when its frontmatter is longer).
-pub(crate) fn read_head(path: &Path) -> std::io::Result<(String, bool)> {
+/// Reads the head of a SKILL.md (the whole file only when its frontmatter is
+/// longer), with the file's metadata from the open handle, so discovery needs
+/// no separate stat for its fingerprint.
+fn read_head_with_meta(path: &Path) -> std::io::Result<(String, bool, fs::Metadata)> {
     let mut file = fs::File::open(path)?;
-    let mut buf = Vec::with_capacity(4096);
-    file.by_ref()
-        .take(HEAD_BYTES as u64)
-        .read_to_end(&mut buf)?;
-    let complete = buf.len() < HEAD_BYTES;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let want = (meta.len() as usize).min(HEAD_BYTES);
+    let mut buf = Vec::with_capacity(want + 1);
+    file.by_ref().take(want as u64).read_to_end(&mut buf)?;
+    let complete = (buf.len() as u64) >= meta.len();
     let mut lossy = false;
     let text = match String::from_utf8(buf) {
         Ok(t) => t,
@@ -443,22 +465,37 @@ pub(crate) fn read_head(path: &Path) -> std::io::Result<(String, bool)> {
             }
         }
     };
-    if complete {
-        return Ok((text, lossy));
-    }
-    if frontmatter::split_frontmatter(frontmatter::strip_bom(&text)).is_ok() {
-        return Ok((text, lossy));
+    if complete || frontmatter::split_frontmatter(frontmatter::strip_bom(&text)).is_ok() {
+        return Ok((text, lossy, meta));
     }
     let mut rest = Vec::new();
     let mut all = text.into_bytes();
     file.take(MAX_READ_BYTES).read_to_end(&mut rest)?;
     all.extend(rest);
     let lossy = lossy || std::str::from_utf8(&all).is_err();
-    Ok((String::from_utf8_lossy(&all).into_owned(), lossy))
+    Ok((String::from_utf8_lossy(&all).into_owned(), lossy, meta))
 }
 
-fn read_skill(path: &Path) -> Result<ReadSkill, String> {
-    let (text, lossy) = read_head(path).map_err(|e| format!("cannot read SKILL.md: {e}"))?;
+/// Parses one SKILL.md; the metadata (when the file could be opened) feeds
+/// the fingerprint whatever the parse gave.
+fn read_skill(path: &Path) -> (Option<fs::Metadata>, Result<ReadSkill, String>) {
+    match read_head_with_meta(path) {
+        Ok((text, lossy, meta)) => (Some(meta), parse_read(&text, lossy)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+            None,
+            Err(format!(
+                "SKILL.md cannot be read ({e}); is it a broken link?"
+            )),
+        ),
+        Err(e) if e.to_string() == "not a regular file" => {
+            (None, Err("SKILL.md is not a regular file".to_owned()))
+        }
+        Err(e) => (None, Err(format!("cannot read SKILL.md: {e}"))),
+    }
+}
+
+fn parse_read(text: &str, lossy: bool) -> Result<ReadSkill, String> {
+    let text = text.to_owned();
     let parsed = frontmatter::parse_skill_md(&text).map_err(|problem| match problem {
         FrontmatterProblem::Unclosed => {
             "the frontmatter has no closing '---' line; add one after the last key".to_owned()
@@ -537,14 +574,13 @@ fn build_skill(candidate: &Candidate, scope: &Scope, read: ReadSkill) -> Skill {
     }
 }
 
-fn read_category_description(path: &Path) -> Option<String> {
-    let (text, _) = read_head(path).ok()?;
-    let parsed = frontmatter::parse_skill_md(&text).ok()?;
+fn category_description(text: &str) -> Option<String> {
+    let parsed = frontmatter::parse_skill_md(text).ok()?;
     parsed
         .frontmatter
         .description
         .or_else(|| {
-            frontmatter::first_body_line(&frontmatter::strip_bom(&text)[parsed.body_offset..])
+            frontmatter::first_body_line(&frontmatter::strip_bom(text)[parsed.body_offset..])
                 .map(str::to_owned)
         })
         .map(|d| d.trim().trim_matches(['"', '\'']).to_owned())

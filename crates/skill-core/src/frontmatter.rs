@@ -20,10 +20,15 @@ pub struct EnvRequirement {
 /// Activation conditions for the skills index (read from `metadata.knack`,
 /// then `metadata.hermes`, then the top level).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Conditions {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requires_toolsets: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallback_for_toolsets: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requires_tools: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallback_for_tools: Vec<String>,
 }
 
@@ -38,21 +43,36 @@ impl Conditions {
 
 /// The frontmatter fields knack understands, already normalised.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Frontmatter {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub platforms: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related_skills: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required_environment_variables: Vec<EnvRequirement>,
+    #[serde(skip_serializing_if = "Conditions::is_empty")]
     pub conditions: Conditions,
     /// Who created the skill (`user`, `agent`, `hub`, `bundled`), when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
 }
 

@@ -155,26 +155,22 @@ impl SkillSet {
 
     /// Skills shown on every surface: not gated. Sorted by (category, name, qualified id).
     pub fn visible(&self) -> Vec<&Skill> {
-        let mut out: Vec<&Skill> = self
+        let mut out: Vec<(&Skill, String)> = self
             .skills
             .iter()
             .zip(&self.gates)
             .filter(|(_, g)| g.is_none())
-            .map(|(s, _)| s)
+            .map(|(s, _)| (s, s.qualified_id()))
             .collect();
-        out.sort_by(|a, b| {
-            (
-                a.category.as_deref().unwrap_or(""),
-                &a.name,
-                a.qualified_id(),
-            )
-                .cmp(&(
-                    b.category.as_deref().unwrap_or(""),
-                    &b.name,
-                    b.qualified_id(),
-                ))
+        // Qualified ids are built once here, not on every comparison.
+        out.sort_by(|(a, qa), (b, qb)| {
+            (a.category.as_deref().unwrap_or(""), &a.name, qa).cmp(&(
+                b.category.as_deref().unwrap_or(""),
+                &b.name,
+                qb,
+            ))
         });
-        out
+        out.into_iter().map(|(s, _)| s).collect()
     }
 
     pub fn is_ambiguous(&self, skill: &Skill) -> bool {

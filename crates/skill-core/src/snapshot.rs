@@ -20,12 +20,12 @@ use crate::discovery::{Fingerprint, discover};
 use crate::frontmatter::Frontmatter;
 use crate::roots::DiscoveryOptions;
 use crate::skill::Skill;
-use crate::skill_set::{DoctorEntry, Gate, RootReport, SkillSet};
+use crate::skill_set::{DoctorEntry, EntryStatus, Gate, RootReport, SkillSet};
 
 /// File name of the snapshot inside the cache directory.
 pub const SNAPSHOT_FILE: &str = "skills-snapshot.json";
 /// Bumped whenever the stored shape or the meaning of a field changes.
-const SNAPSHOT_VERSION: u32 = 1;
+const SNAPSHOT_VERSION: u32 = 3;
 /// A file modified this close to the end of discovery may be modified again
 /// within the same timestamp tick without changing its stamp; such a result is
 /// not written to disk (the next process writes it once the tree is quiet).
@@ -65,8 +65,8 @@ struct StoredSkill {
     description: String,
     category: Option<String>,
     id: String,
+    /// SKILL.md; the skill folder is its parent.
     path: PathBuf,
-    skill_dir: PathBuf,
     root_index: usize,
     frontmatter: Frontmatter,
     warnings: Vec<String>,
@@ -160,8 +160,8 @@ fn read_valid(path: &Path, key: &str, options: &DiscoveryOptions) -> Option<Skil
             category: s.category,
             id: s.id,
             scope,
+            skill_dir: s.path.parent()?.to_path_buf(),
             path: s.path,
-            skill_dir: s.skill_dir,
             root_index: s.root_index,
             frontmatter: s.frontmatter,
             warnings: s.warnings,
@@ -178,12 +178,23 @@ fn read_valid(path: &Path, key: &str, options: &DiscoveryOptions) -> Option<Skil
             truncated: r.truncated,
         })
         .collect();
+    let mut entries = file.entries;
+    for (skill, gate) in skills.iter().zip(&file.gates) {
+        if gate.is_none() && !file.ambiguous_names.contains(&skill.name) {
+            entries.push(DoctorEntry::for_skill(
+                skill,
+                EntryStatus::Ok,
+                String::new(),
+            ));
+        }
+    }
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
     Some(SkillSet {
         skills,
         gates: file.gates,
         category_descriptions: file.category_descriptions,
         roots,
-        entries: file.entries,
+        entries,
         notices: file.notices,
         ambiguous_names: file.ambiguous_names,
     })
@@ -203,9 +214,13 @@ fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: Fingerprint) -> st
                 category: s.category.clone(),
                 id: s.id.clone(),
                 path: s.path.clone(),
-                skill_dir: s.skill_dir.clone(),
                 root_index: s.root_index,
-                frontmatter: s.frontmatter.clone(),
+                // The raw metadata map is only read while parsing; keeping it
+                // out makes the snapshot several times smaller.
+                frontmatter: Frontmatter {
+                    metadata: None,
+                    ..s.frontmatter.clone()
+                },
                 warnings: s.warnings.clone(),
             })
             .collect(),
@@ -220,7 +235,13 @@ fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: Fingerprint) -> st
                 truncated: r.truncated,
             })
             .collect(),
-        entries: set.entries.clone(),
+        // `ok` entries follow from the skills themselves and are rebuilt on load.
+        entries: set
+            .entries
+            .iter()
+            .filter(|e| e.status != EntryStatus::Ok)
+            .cloned()
+            .collect(),
         notices: set.notices.clone(),
         ambiguous_names: set.ambiguous_names.clone(),
     };
