@@ -1,5 +1,6 @@
 //! Shared setup: a fast-retrying client pointed at the scripted mock server.
 
+mod loop_overhead;
 mod model_errors;
 mod model_retries;
 mod model_streaming;
