@@ -37,7 +37,7 @@ or `knack config set model.base_url URL`",
         .lookup("KNACK_API_KEY")
         .or_else(|| env.lookup(&cfg.api_key_env));
     let mut effective = cfg.clone();
-    effective.base_url = Some(base_url.clone());
+    effective.base_url = Some(base_url);
     let settings = ClientSettings::from_config(&effective, api_key)
         .map_err(|e| exit::failed(e.to_string()))?;
     let client = ChatCompletionsClient::new(settings)
