@@ -14,10 +14,30 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let args = cli::Cli::parse();
     let code = match commands::dispatch(args) {
         Ok(code) => code,
         Err(err) => exit::report(&err),
     };
     ExitCode::from(code)
+}
+
+/// `knack skills list | head` closes our stdout early; printing then fails.
+/// That is the reader's choice, not a crash: leave quietly, as other tools do
+/// when SIGPIPE ends them (128 + 13).
+fn quiet_on_closed_stdout() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info);
+    }));
 }
