@@ -19,7 +19,7 @@ pub use ignore::{IGNORE_FILE, SkillIgnore};
 pub use policy::{PolicyDecision, decide, verdict_of};
 pub use report::ScanReport;
 pub use scan::{ScanScope, scan_text};
-pub use structure::{MAX_FILE_COUNT, MAX_SINGLE_FILE_BYTES, MAX_TOTAL_BYTES};
+pub use structure::{MAX_FILE_COUNT, MAX_SINGLE_FILE_BYTES, MAX_TOTAL_BYTES, normalize_lexically};
 pub use walk::scan_skill_dir;
 
 use std::path::PathBuf;

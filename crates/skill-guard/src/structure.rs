@@ -155,8 +155,9 @@ pub(crate) fn total_size_check(total: u64) -> Option<Finding> {
     })
 }
 
-/// Removes `.` and resolves `..` without touching the filesystem.
-fn normalize(path: &Path) -> PathBuf {
+/// Removes `.` and resolves `..` without touching the filesystem (the path
+/// may not exist); the hub checks archive entries with the same rule.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -199,7 +200,7 @@ pub(crate) fn symlink_check(root: &Path, link: &Path, rel: &str) -> Option<Findi
                 .parent()
                 .and_then(|p| std::fs::canonicalize(p).ok())
                 .unwrap_or_else(|| root.to_path_buf());
-            let target = normalize(&parent.join(&written));
+            let target = normalize_lexically(&parent.join(&written));
             if target.starts_with(root) {
                 Some(structural(
                     "broken_symlink",

@@ -2,7 +2,7 @@
 //! `well-known:…`, a URL or a path), parsed into one canonical form kept in the lock.
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use knack_config::HubConfig;
 use skill_guard::TrustLevel;
@@ -70,7 +70,7 @@ impl Identifier {
                 )));
             }
             return Ok(Some(Identifier::Local {
-                path: normalize(Path::new(rest)),
+                path: skill_guard::normalize_lexically(Path::new(rest)),
             }));
         }
         if text.starts_with("https://") || text.starts_with("http://") {
@@ -102,7 +102,7 @@ impl Identifier {
                 None => cwd.join(text),
             };
             return Ok(Some(Identifier::Local {
-                path: normalize(&expanded),
+                path: skill_guard::normalize_lexically(&expanded),
             }));
         }
         if text.contains(':') {
@@ -419,20 +419,6 @@ fn repo_key(text: &str) -> String {
     t.to_ascii_lowercase()
 }
 
-/// Removes `.` and resolves `..` lexically (the path may not exist yet).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,7 @@
 //! its reply builders, request invariants, and a static-file server for hub tests.
 
 mod invariants;
+mod listener;
 mod reply;
 mod server;
 mod static_server;

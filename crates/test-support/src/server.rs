@@ -1,6 +1,7 @@
 //! A scripted OpenAI-compatible model server on 127.0.0.1, hand-rolled on a TcpListener.
 //! It runs on its own thread and runtime so sync tests and subprocesses can talk to it too.
 
+use crate::listener::{ServerThread, spawn_server};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io;
 use std::io::Write as _;
@@ -12,7 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
 use crate::reply::ScriptedReply;
@@ -97,7 +98,7 @@ pub const NO_REPLY_LEFT: &str = "mock: no scripted reply left";
 pub struct MockModelServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
+    _thread: ServerThread,
 }
 
 impl MockModelServer {
@@ -138,21 +139,14 @@ impl MockModelServer {
             request_log,
             ..Shared::default()
         });
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let (stop_tx, stop_rx) = oneshot::channel();
         let thread_shared = Arc::clone(&shared);
-        let spawned = std::thread::Builder::new()
-            .name("mock-model-server".into())
-            .spawn(move || serve_until_stopped(port, thread_shared, ready_tx, stop_rx));
-        if let Err(err) = spawned {
-            // The ready channel's sender was moved into the closure and dropped,
-            // so the caller sees "thread died"; log the real cause for them.
-            eprintln!("mock-model-server: cannot spawn thread: {err}");
-        }
+        let (thread, ready_rx) = spawn_server("mock-model-server", port, move |stream| {
+            serve_connection(stream, Arc::clone(&thread_shared))
+        });
         let server = Self {
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
             shared,
-            stop: Some(stop_tx),
+            _thread: thread,
         };
         (server, ready_rx)
     }
@@ -197,54 +191,6 @@ impl MockModelServer {
             .filter(CapturedRequest::is_chat_completion)
             .collect()
     }
-}
-
-impl Drop for MockModelServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-fn serve_until_stopped(
-    port: u16,
-    shared: Arc<Shared>,
-    ready: oneshot::Sender<io::Result<SocketAddr>>,
-    mut stop: oneshot::Receiver<()>,
-) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            let _ = ready.send(Err(err));
-            return;
-        }
-    };
-    runtime.block_on(async move {
-        let listener = match TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))).await {
-            Ok(listener) => listener,
-            Err(err) => {
-                let _ = ready.send(Err(err));
-                return;
-            }
-        };
-        if ready.send(listener.local_addr()).is_err() {
-            return;
-        }
-        loop {
-            tokio::select! {
-                _ = &mut stop => break,
-                accepted = listener.accept() => {
-                    if let Ok((stream, _)) = accepted {
-                        tokio::spawn(serve_connection(stream, Arc::clone(&shared)));
-                    }
-                }
-            }
-        }
-    });
 }
 
 /// Headers larger than this are a broken client, not a test case.

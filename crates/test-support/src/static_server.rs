@@ -1,14 +1,14 @@
 //! A static-file HTTP server on 127.0.0.1 for hub tests: routes set by the test,
 //! each a fixed status, headers and body, or a connection that never answers.
 
+use crate::listener::{ServerThread, spawn_server};
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
+use tokio::net::TcpStream;
 
 /// What the server answers on one path.
 #[derive(Debug, Clone)]
@@ -74,26 +74,24 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct StaticServer {
     addr: SocketAddr,
     state: Arc<State>,
-    stop: Option<oneshot::Sender<()>>,
+    _thread: ServerThread,
 }
 
 impl StaticServer {
     /// Starts on a free port, on its own thread and runtime (usable from sync tests).
     pub fn start_blocking() -> io::Result<Self> {
         let state = Arc::new(State::default());
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let (stop_tx, stop_rx) = oneshot::channel();
         let thread_state = Arc::clone(&state);
-        std::thread::Builder::new()
-            .name("static-server".into())
-            .spawn(move || serve(thread_state, ready_tx, stop_rx))?;
+        let (thread, ready_rx) = spawn_server("static-server", 0, move |stream| {
+            answer(stream, Arc::clone(&thread_state))
+        });
         let addr = ready_rx
             .blocking_recv()
             .map_err(|_| io::Error::other("static server thread died"))??;
         Ok(Self {
             addr,
             state,
-            stop: Some(stop_tx),
+            _thread: thread,
         })
     }
 
@@ -124,53 +122,6 @@ impl StaticServer {
     pub fn requests(&self) -> Vec<StaticRequest> {
         locked(&self.state.requests).clone()
     }
-}
-
-impl Drop for StaticServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-fn serve(
-    state: Arc<State>,
-    ready: oneshot::Sender<io::Result<SocketAddr>>,
-    mut stop: oneshot::Receiver<()>,
-) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            let _ = ready.send(Err(err));
-            return;
-        }
-    };
-    runtime.block_on(async move {
-        let listener = match TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await {
-            Ok(listener) => listener,
-            Err(err) => {
-                let _ = ready.send(Err(err));
-                return;
-            }
-        };
-        if ready.send(listener.local_addr()).is_err() {
-            return;
-        }
-        loop {
-            tokio::select! {
-                _ = &mut stop => break,
-                accepted = listener.accept() => {
-                    if let Ok((stream, _)) = accepted {
-                        tokio::spawn(answer(stream, Arc::clone(&state)));
-                    }
-                }
-            }
-        }
-    });
 }
 
 const MAX_HEAD: usize = 64 * 1024;

@@ -107,25 +107,8 @@ impl Tool for Memory {
     }
 }
 
-/// Splits a memory file into its entries (trimmed, empty ones dropped).
-pub fn parse_entries(text: &str) -> Vec<String> {
-    let mut entries = Vec::new();
-    let mut current = String::new();
-    for line in text.lines() {
-        if line.trim() == MEMORY_ENTRY_DELIMITER {
-            entries.push(std::mem::take(&mut current));
-        } else {
-            current.push_str(line);
-            current.push('\n');
-        }
-    }
-    entries.push(current);
-    entries
-        .into_iter()
-        .map(|e| e.trim().to_owned())
-        .filter(|e| !e.is_empty())
-        .collect()
-}
+/// One entry rule for the tool and the prompt snapshot: prompt-builder's.
+pub use prompt_builder::split_memory_entries as parse_entries;
 
 /// The file text for `entries`, without the final newline (the counted size).
 fn joined(entries: &[String]) -> String {
