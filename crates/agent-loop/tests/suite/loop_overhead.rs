@@ -49,7 +49,10 @@ impl ModelClient for InstantModel {
                 completion_tokens: 20,
                 cached_tokens: Some(900),
             });
-            let after_user = request.messages.last().is_some_and(|m| m.role == Role::User);
+            let after_user = request
+                .messages
+                .last()
+                .is_some_and(|m| m.role == Role::User);
             if after_user {
                 return Ok(Completion {
                     content: String::new(),
@@ -71,7 +74,10 @@ impl ModelClient for InstantModel {
 
 fn write_skills(home: &std::path::Path) {
     for i in 0..20 {
-        let dir = home.join("skills").join(format!("ops-{}", i % 4)).join(format!("task-{i}"));
+        let dir = home
+            .join("skills")
+            .join(format!("ops-{}", i % 4))
+            .join(format!("task-{i}"));
         fs::create_dir_all(&dir).unwrap();
         fs::write(
             dir.join("SKILL.md"),

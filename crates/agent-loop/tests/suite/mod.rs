@@ -6,6 +6,7 @@ mod model_retries;
 mod model_streaming;
 mod model_wire;
 mod real_model;
+mod session_approval;
 mod session_store;
 mod tools_files;
 mod tools_memory;

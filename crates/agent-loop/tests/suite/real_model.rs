@@ -14,7 +14,8 @@ use serde_json::json;
 use super::tool_env::ToolEnv;
 
 fn client() -> ChatCompletionsClient {
-    let url = std::env::var("KNACK_REAL_MODEL_URL").unwrap_or_else(|_| "http://127.0.0.1:8088/v1".into());
+    let url =
+        std::env::var("KNACK_REAL_MODEL_URL").unwrap_or_else(|_| "http://127.0.0.1:8088/v1".into());
     ChatCompletionsClient::new(ClientSettings::new(url)).unwrap()
 }
 
@@ -35,7 +36,9 @@ async fn real_model_tool_call_round_trip_through_the_registry() {
         "parameters": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}});
     let tools = freeze_tools(&[spec]).unwrap();
     let mut messages = vec![
-        ChatMessage::system("You are an agent. Use the skill_view tool to read skills when the user asks about one."),
+        ChatMessage::system(
+            "You are an agent. Use the skill_view tool to read skills when the user asks about one.",
+        ),
         ChatMessage::user(
             "Reply with exactly this and nothing else:\n<tool_call>\n{\"name\": \"skill_view\", \"arguments\": {\"name\": \"git-basics\"}}\n</tool_call>",
         ),
@@ -52,7 +55,10 @@ async fn real_model_tool_call_round_trip_through_the_registry() {
                 session_id: "real-model-test".into(),
             },
             &mut |u| {
-                if matches!(u, StreamUpdate::ToolCallStarted { .. } | StreamUpdate::TextDelta(_)) {
+                if matches!(
+                    u,
+                    StreamUpdate::ToolCallStarted { .. } | StreamUpdate::TextDelta(_)
+                ) {
                     pieces += 1;
                 }
             },
@@ -66,7 +72,11 @@ async fn real_model_tool_call_round_trip_through_the_registry() {
     assert_eq!(args, json!({"name": "git-basics"}));
     assert!(pieces >= 1);
 
-    let reply = env.registry.dispatch(&call.function.name, &call.function.arguments, &env.ctx).await.unwrap();
+    let reply = env
+        .registry
+        .dispatch(&call.function.name, &call.function.arguments, &env.ctx)
+        .await
+        .unwrap();
     assert!(reply.success(), "{}", reply.content());
     messages.push(first.to_message());
     messages.push(ChatMessage::tool_result(call.id.clone(), reply.content()));
@@ -89,5 +99,8 @@ async fn real_model_tool_call_round_trip_through_the_registry() {
         "{second:?}"
     );
     assert!(second.usage.is_some_and(|u| u.prompt_tokens > 0));
-    eprintln!("second reply: {:?} / {:?}", second.content, second.tool_calls);
+    eprintln!(
+        "second reply: {:?} / {:?}",
+        second.content, second.tool_calls
+    );
 }
