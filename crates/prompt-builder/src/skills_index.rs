@@ -124,12 +124,29 @@ fn cache_key(skills: &SkillSet, options: &IndexOptions) -> CacheKey {
         h.update(text.as_bytes());
     };
     for (skill, gate) in skills.skills.iter().zip(&skills.gates) {
-        field(&skill.qualified_id());
+        // Plain fields, no formatting: the key is computed on every prompt build.
+        field(skill.scope.namespace());
+        field(&skill.id);
         field(&skill.name);
         field(&skill.description);
         field(skill.category.as_deref().unwrap_or("\u{0}"));
-        field(&format!("{gate:?}"));
-        field(&format!("{:?}", skill.frontmatter.conditions));
+        field(match gate {
+            None => "",
+            Some(skill_core::Gate::Platform) => "platform",
+            Some(skill_core::Gate::Disabled) => "disabled",
+        });
+        let c = &skill.frontmatter.conditions;
+        for list in [
+            &c.requires_toolsets,
+            &c.fallback_for_toolsets,
+            &c.requires_tools,
+            &c.fallback_for_tools,
+        ] {
+            field("\u{1}");
+            for item in list {
+                field(item);
+            }
+        }
     }
     field("--categories");
     for (category, (_, text)) in &skills.category_descriptions {
@@ -259,8 +276,15 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
         intro.push_str(AMBIGUOUS_NOTE);
     }
 
-    let mut compact = vec![false; groups.len()];
-    let mut shown = groups.len();
+    let n = groups.len();
+    let mut compact = vec![false; n];
+    let mut shown = n;
+    let hidden_note = |left_out: usize| {
+        format!(
+            "\n\n{left_out} more categories are not listed here to keep this prompt short; call skills_list to see every skill."
+        )
+    };
+    const NAMES_ONLY_NOTE: &str = "\n\nCategories marked [names only] are shortened to fit; call skills_list (optionally with a category) to read their descriptions.";
     let assemble = |compact: &[bool], shown: usize| -> String {
         let body: Vec<&str> = groups[..shown]
             .iter()
@@ -277,45 +301,61 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
             "{intro}\n\n<available_skills>\n{}\n</available_skills>",
             body.join("\n")
         );
-        let hidden_skills = shown < groups.len();
-        if hidden_skills {
-            let left_out = groups.len() - shown;
-            out.push_str(&format!(
-                "\n\n{left_out} more categories are not listed here to keep this prompt short; call skills_list to see every skill."
-            ));
+        if shown < n {
+            out.push_str(&hidden_note(n - shown));
         } else if compact.iter().any(|&c| c) {
-            out.push_str(
-                "\n\nCategories marked [names only] are shortened to fit; call skills_list (optionally with a category) to read their descriptions.",
-            );
+            out.push_str(NAMES_ONLY_NOTE);
         }
         out
     };
 
-    let mut text = assemble(&compact, shown);
-    if text.chars().count() <= options.budget_chars {
-        return text;
+    // Sizes are counted, not re-rendered, while choosing what to shorten:
+    // the block is assembled once, at the end.
+    let full_len: Vec<usize> = groups.iter().map(Group::full_chars).collect();
+    let names_len: Vec<usize> = groups
+        .iter()
+        .map(|g| g.names_only.chars().count())
+        .collect();
+    let frame =
+        intro.chars().count() + "\n\n<available_skills>\n".len() + "\n</available_skills>".len();
+    let size = |body: usize, shown: usize, any_compact: bool| -> usize {
+        let tail = if shown < n {
+            hidden_note(n - shown).chars().count()
+        } else if any_compact {
+            NAMES_ONLY_NOTE.chars().count()
+        } else {
+            0
+        };
+        frame + body + shown.saturating_sub(1) + tail
+    };
+    let mut body: usize = full_len.iter().sum();
+    if size(body, n, false) <= options.budget_chars {
+        return assemble(&compact, shown);
     }
     // Largest categories give up their descriptions first; ties by name.
-    let mut order: Vec<usize> = (0..groups.len()).collect();
+    let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| {
-        groups[b]
-            .full_chars()
-            .cmp(&groups[a].full_chars())
+        full_len[b]
+            .cmp(&full_len[a])
             .then_with(|| groups[a].label.cmp(&groups[b].label))
     });
     for i in order {
         compact[i] = true;
-        text = assemble(&compact, shown);
-        if text.chars().count() <= options.budget_chars {
-            return text;
+        body = body - full_len[i] + names_len[i];
+        if size(body, n, true) <= options.budget_chars {
+            return assemble(&compact, shown);
         }
     }
     while shown > 0 {
         shown -= 1;
-        text = assemble(&compact, shown);
-        if text.chars().count() <= options.budget_chars {
+        body -= if compact[shown] {
+            names_len[shown]
+        } else {
+            full_len[shown]
+        };
+        if size(body, shown, true) <= options.budget_chars {
             break;
         }
     }
-    text
+    assemble(&compact, shown)
 }

@@ -17,11 +17,22 @@ struct Cached {
 #[derive(Default)]
 pub struct DiscoveryCache {
     slot: Mutex<Option<Cached>>,
+    /// Where the disk snapshot lives; with it, a miss here loads the snapshot
+    /// before it walks.
+    snapshot_dir: Option<std::path::PathBuf>,
 }
 
 impl DiscoveryCache {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A cache backed by the disk snapshot in `cache_dir` (`$KNACK_HOME/cache`).
+    pub fn with_snapshot(cache_dir: std::path::PathBuf) -> Self {
+        Self {
+            slot: Mutex::default(),
+            snapshot_dir: Some(cache_dir),
+        }
     }
 
     /// The skill set for `options`, from cache when every stamp still matches.
@@ -36,7 +47,13 @@ impl DiscoveryCache {
         {
             return Arc::clone(&cached.set);
         }
-        let (set, fingerprint) = discover(options);
+        let (set, fingerprint) = match &self.snapshot_dir {
+            Some(dir) => {
+                let (set, fingerprint, _) = crate::snapshot::load_with_fingerprint(options, dir);
+                (set, fingerprint)
+            }
+            None => discover(options),
+        };
         let set = Arc::new(set);
         *slot = Some(Cached {
             options: options.clone(),

@@ -157,7 +157,7 @@ fn view_inner(
             return Err(f);
         }
         Resolution::NotFound => {
-            let mut f = failure(format!("no skill named '{name}'"));
+            let mut f = failure(format!("no skill named '{}'", clip(name)));
             let names: Vec<&str> = set
                 .visible()
                 .iter()
@@ -282,7 +282,7 @@ fn collect_files(dir: &Path, base: &Path, out: &mut Vec<String>, depth: usize) {
 
 fn view_file(skill: &Skill, rel: &str) -> Result<Map<String, Value>, Map<String, Value>> {
     let refuse = |why: &str| {
-        let mut f = failure(format!("file path '{rel}' is refused: {why}"));
+        let mut f = failure(format!("file path '{}' is refused: {why}", clip(rel)));
         f.insert(
             "hint".into(),
             json!("Use a path relative to the skill folder, as listed in linked_files."),
@@ -312,7 +312,11 @@ fn view_file(skill: &Skill, rel: &str) -> Result<Map<String, Value>, Map<String,
     let canonical = match full.canonicalize() {
         Ok(c) => c,
         Err(_) => {
-            let mut f = failure(format!("skill '{}' has no file '{rel}'", skill.name));
+            let mut f = failure(format!(
+                "skill '{}' has no file '{}'",
+                skill.name,
+                clip(rel)
+            ));
             f.insert(
                 "available_files".into(),
                 json!(available_files(&skill.skill_dir)),
@@ -396,10 +400,60 @@ fn available_files(skill_dir: &Path) -> Vec<String> {
     files
 }
 
+/// Model-supplied text quoted in an error, cut short: a model that sends a
+/// megabyte as a name must not get the megabyte back in its context.
+fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}… ({} characters)", &text[..cut], text.chars().count()).into(),
+        None => text.into(),
+    }
+}
+
 fn read_text_lossy(path: &Path) -> std::io::Result<String> {
     let bytes = fs::read(path)?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DiscoveryOptions, Scope, SkillRoot};
+
+    // Found by the fault-injection test with 1 MB of tool arguments: the
+    // refusal quoted the whole name back, a megabyte into the model's context.
+    #[test]
+    fn huge_names_and_paths_are_not_echoed_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("demo");
+        fs::create_dir_all(&skill).unwrap();
+        fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: demo\ndescription: Use when testing\n---\nbody\n",
+        )
+        .unwrap();
+        let (set, _) = crate::discover(&DiscoveryOptions::with_roots(vec![SkillRoot {
+            path: dir.path().to_path_buf(),
+            scope: Scope::User,
+        }]));
+        let env = knack_config::EnvFile::default();
+        let ctx = ViewContext {
+            preprocess: PreprocessOptions::from_config(&knack_config::SkillsConfig::default()),
+            session_id: None,
+            env: &env,
+        };
+        let huge = "x".repeat(1024 * 1024);
+        let by_name = skill_view(&set, &huge, None, &ctx);
+        let missing_file = skill_view(&set, "demo", Some(&format!("references/{huge}")), &ctx);
+        let refused_file = skill_view(&set, "demo", Some(&format!("../{huge}")), &ctx);
+        for reply in [by_name, missing_file, refused_file] {
+            assert_eq!(reply["success"], json!(false));
+            let error = reply["error"].as_str().unwrap();
+            assert!(error.len() < 1000, "{} bytes", error.len());
+            assert!(error.contains("characters)"), "{error}");
+        }
+    }
 }

@@ -90,22 +90,32 @@ pub fn load_with_outcome(
     options: &DiscoveryOptions,
     cache_dir: &Path,
 ) -> (SkillSet, SnapshotOutcome) {
+    let (set, _, outcome) = load_with_fingerprint(options, cache_dir);
+    (set, outcome)
+}
+
+/// `load_with_outcome`, also returning the stamps the set depends on, so an
+/// in-process cache can keep validating it (`DiscoveryCache::with_snapshot`).
+pub fn load_with_fingerprint(
+    options: &DiscoveryOptions,
+    cache_dir: &Path,
+) -> (SkillSet, Fingerprint, SnapshotOutcome) {
     let path = cache_dir.join(SNAPSHOT_FILE);
     let key = options_key(options);
-    if let Some(set) = read_valid(&path, &key, options) {
-        return (set, SnapshotOutcome::Loaded);
+    if let Some((set, fingerprint)) = read_valid(&path, &key, options) {
+        return (set, fingerprint, SnapshotOutcome::Loaded);
     }
     let (set, fingerprint) = discover(options);
     let finished = SystemTime::now();
     if is_racy(&fingerprint, finished) {
         tracing::debug!("skills snapshot not written: files changed within the last seconds");
-        return (set, SnapshotOutcome::Discovered);
+        return (set, fingerprint, SnapshotOutcome::Discovered);
     }
-    match write(&path, &key, &set, fingerprint) {
-        Ok(()) => (set, SnapshotOutcome::Written),
+    match write(&path, &key, &set, &fingerprint) {
+        Ok(()) => (set, fingerprint, SnapshotOutcome::Written),
         Err(e) => {
             tracing::debug!("skills snapshot not written to {}: {e}", path.display());
-            (set, SnapshotOutcome::Discovered)
+            (set, fingerprint, SnapshotOutcome::Discovered)
         }
     }
 }
@@ -139,7 +149,11 @@ fn is_racy(fingerprint: &Fingerprint, finished: SystemTime) -> bool {
         .any(|(_, mtime, _)| mtime.is_some_and(|m| m >= threshold))
 }
 
-fn read_valid(path: &Path, key: &str, options: &DiscoveryOptions) -> Option<SkillSet> {
+fn read_valid(
+    path: &Path,
+    key: &str,
+    options: &DiscoveryOptions,
+) -> Option<(SkillSet, Fingerprint)> {
     let bytes = fs::read(path).ok()?;
     let file: SnapshotFile = serde_json::from_slice(&bytes).ok()?;
     if file.version != SNAPSHOT_VERSION || file.options_key != key {
@@ -189,7 +203,7 @@ fn read_valid(path: &Path, key: &str, options: &DiscoveryOptions) -> Option<Skil
         }
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Some(SkillSet {
+    let set = SkillSet {
         skills,
         gates: file.gates,
         category_descriptions: file.category_descriptions,
@@ -197,14 +211,15 @@ fn read_valid(path: &Path, key: &str, options: &DiscoveryOptions) -> Option<Skil
         entries,
         notices: file.notices,
         ambiguous_names: file.ambiguous_names,
-    })
+    };
+    Some((set, file.fingerprint))
 }
 
-fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: Fingerprint) -> std::io::Result<()> {
+fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: &Fingerprint) -> std::io::Result<()> {
     let file = SnapshotFile {
         version: SNAPSHOT_VERSION,
         options_key: key.to_owned(),
-        fingerprint,
+        fingerprint: fingerprint.clone(),
         skills: set
             .skills
             .iter()

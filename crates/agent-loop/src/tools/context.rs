@@ -118,12 +118,13 @@ impl ToolContext {
         cwd: PathBuf,
         session_id: impl Into<String>,
     ) -> Self {
+        let discovery = Arc::new(DiscoveryCache::with_snapshot(home.cache_dir()));
         Self {
             home,
             config: Arc::new(config),
             cwd,
             session_id: session_id.into(),
-            discovery: Arc::new(DiscoveryCache::new()),
+            discovery,
             catalog: CatalogChanges::new(),
             write_mode: SkillWriteMode::Foreground,
             viewed_skills: Arc::new(Mutex::new(BTreeSet::new())),

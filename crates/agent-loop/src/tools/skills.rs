@@ -2,15 +2,13 @@
 //! (`skills_list`, `skill_view`) and its writer (`skill_manage`). Names, descriptions and
 //! schemas come from `skill_core::tool_specs`, so `knack tool` and the loop describe them alike.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use serde_json::Value;
 use skill_core::manage::viewed_path;
 use skill_core::tool_specs::{SkillViewArgs, SkillsListArgs, tool_spec};
-use skill_core::{
-    Actor, ManageContext, PreprocessOptions, Resolution, SkillSet, ViewContext, WriteOrigin,
-};
+use skill_core::{Actor, ManageContext, PreprocessOptions, Resolution, ViewContext, WriteOrigin};
 
 use super::context::SkillWriteMode;
 use super::schema::simplify_schema;
@@ -112,7 +110,15 @@ impl Tool for SkillManage {
     }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let before = catalog(&ctx.skills());
+            let name = args
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let action = args
+                .get("action")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             let manage = ManageContext::new(&ctx.home, &ctx.config, &ctx.cwd);
             let mode = ctx.write_mode;
             let viewed: HashSet<PathBuf> = super::context::lock(&ctx.viewed_paths).clone();
@@ -130,27 +136,15 @@ impl Tool for SkillManage {
                 // The write changed the tree under the cache's feet; mtimes of the
                 // same second may not show it, so forget the cached set outright.
                 ctx.discovery.invalidate();
-                let after = catalog(&ctx.skills());
-                for (qid, name) in &after {
-                    if !before.contains_key(qid) {
-                        ctx.catalog.record_added(name.clone());
-                    }
-                }
-                for (qid, name) in &before {
-                    if !after.contains_key(qid) {
-                        ctx.catalog.record_removed(name.clone());
-                    }
+                // Only create and delete change the catalog (renames are refused);
+                // the turn loop re-reads the catalog when told something changed.
+                match action.as_deref() {
+                    Some("create") => ctx.catalog.record_added(name),
+                    Some("delete") => ctx.catalog.record_removed(name),
+                    _ => {}
                 }
             }
             Ok(result)
         })
     }
-}
-
-/// Visible skills by qualified id, with their names.
-fn catalog(set: &SkillSet) -> BTreeMap<String, String> {
-    set.visible()
-        .into_iter()
-        .map(|skill| (skill.qualified_id(), skill.name.clone()))
-        .collect()
 }

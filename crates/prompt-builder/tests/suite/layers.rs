@@ -261,3 +261,35 @@ fn budget_too_small_even_for_names_leaves_out_trailing_categories() {
             .ends_with("call skills_list to see every skill.")
     );
 }
+
+#[test]
+fn every_budget_is_met_as_tightly_as_the_rules_allow() {
+    let mut fx = Fixture::new();
+    for (cat, n) in [("alpha", 3), ("beta", 9), ("gamma", 5), ("delta", 1)] {
+        for i in 0..n {
+            fx.skill(
+                &format!("{cat}/{cat}-{i}"),
+                "Use when a moderately long description is given",
+                "",
+            );
+        }
+    }
+    // The sizes are computed without rendering; check them against the text
+    // for budgets from "only some categories" to "everything in full".
+    let mut shown = Vec::new();
+    for budget in [600, 800, 1000, 1200, 1500, 2000, 3000] {
+        prompt_builder::clear_index_cache();
+        fx.config.skills.index_budget_chars = budget;
+        let (prompt, _) = fx.build();
+        let text = prompt.layer(LayerKind::SkillsIndex).unwrap().text.clone();
+        assert!(
+            text.chars().count() <= budget,
+            "budget {budget}: {} chars",
+            text.chars().count()
+        );
+        shown.push(text.matches("Use when a moderately").count());
+    }
+    // More room never means fewer descriptions, and the largest budget shows all 18.
+    assert!(shown.windows(2).all(|w| w[0] <= w[1]), "{shown:?}");
+    assert_eq!(shown.last(), Some(&18));
+}

@@ -215,6 +215,12 @@ impl ManageContext {
     fn user_root(&self) -> PathBuf {
         self.home.skills_dir()
     }
+
+    /// The current skills, from the disk snapshot when it is still valid (a
+    /// write moves its file's stamp, so a stale snapshot is never used).
+    fn skill_set(&self) -> crate::SkillSet {
+        crate::snapshot::load_or_discover(&self.options, &self.home.cache_dir())
+    }
 }
 
 /// A refused or failed call: the sentence, an optional hint, extra keys.
@@ -353,7 +359,7 @@ fn identity_of(skill: &Skill) -> SkillIdentity {
 /// Resolves an existing skill with the one lookup rule every surface uses.
 fn find_skill(ctx: &ManageContext, name: &str) -> Step<Skill> {
     paths::check_skill_query(name).map_err(Refusal::new)?;
-    let (set, _) = crate::discover(&ctx.options);
+    let set = ctx.skill_set();
     match set.resolve(name) {
         Resolution::Found(skill) | Resolution::Gated(skill, _) => Ok(skill.clone()),
         Resolution::Ambiguous(candidates) => {
@@ -593,7 +599,7 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
             valid.name
         )));
     }
-    let (set, _) = crate::discover(&ctx.options);
+    let set = ctx.skill_set();
     let existing = match set.resolve(name) {
         Resolution::Found(s) | Resolution::Gated(s, _) => vec![s.qualified_id()],
         Resolution::Ambiguous(list) => list.iter().map(|s| s.qualified_id()).collect(),
@@ -1020,7 +1026,7 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
 }
 
 fn check_absorbed_into(ctx: &ManageContext, skill: &Skill, target: &str) -> Step<()> {
-    let (set, _) = crate::discover(&ctx.options);
+    let set = ctx.skill_set();
     match set.resolve(target) {
         Resolution::Found(umbrella) if umbrella.skill_dir == skill.skill_dir => {
             Err(Refusal::new(format!(

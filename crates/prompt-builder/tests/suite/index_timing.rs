@@ -1,0 +1,129 @@
+//! Rendering cost of the skills index for 10,000 skills, printed as `BENCH` lines
+//! for `cargo xtask bench prompt` (ignored: a measurement, not a check).
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use knack_config::{Config, KnackHome};
+use prompt_builder::{
+    IndexOptions, Platform, PromptInputs, SessionFacts, build_system_prompt, clear_index_cache,
+    render_skills_index, tools_for_toolsets,
+};
+use skill_core::{DiscoveryOptions, Scope, SkillRoot, SkillSet, discover};
+
+/// The xtask points this at a `gen-tree` output; without it a plain tree is written here.
+const TREE_ENV: &str = "KNACK_BENCH_SKILLS_ROOT";
+const SKILLS: usize = 10_000;
+
+#[test]
+#[ignore = "measurement: run in release via `cargo xtask bench prompt`"]
+fn bench_skills_index_10k() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = match std::env::var_os(TREE_ENV) {
+        Some(path) => path.into(),
+        None => {
+            let root = dir.path().join("skills");
+            write_plain_tree(&root, SKILLS);
+            root
+        }
+    };
+    let set = load(&root);
+    let visible = set.visible().len();
+    assert!(visible >= SKILLS * 9 / 10, "only {visible} visible skills");
+    println!("BENCH index_visible_skills={visible} skills");
+
+    let config = Config::default();
+    let toolsets = config.agent.toolsets.clone();
+    let inputs = PromptInputs {
+        home: KnackHome::at(dir.path().join("home")),
+        config,
+        cwd: dir.path().to_path_buf(),
+        session: SessionFacts {
+            session_id: "bench".into(),
+            started: "2025-06-01".into(),
+            model: "bench-model".into(),
+        },
+        platform: Platform::Cli,
+        tools: tools_for_toolsets(&toolsets),
+        toolsets,
+        system_message: None,
+    };
+    let options = IndexOptions::from_inputs(&inputs);
+
+    clear_index_cache();
+    let block = render_skills_index(&set, &options);
+    assert!(block.contains("## Skills"), "{block}");
+    println!("BENCH index_chars={} chars", block.chars().count());
+
+    let uncached = time_each(40, clear_index_cache, || {
+        std::hint::black_box(render_skills_index(&set, &options));
+    });
+    print_bench("index_render_uncached", uncached);
+
+    let cached = time_each(
+        200,
+        || {},
+        || {
+            std::hint::black_box(render_skills_index(&set, &options));
+        },
+    );
+    print_bench("index_render_cached", cached);
+
+    let whole = time_each(40, clear_index_cache, || {
+        std::hint::black_box(build_system_prompt(&inputs, &set));
+    });
+    print_bench("system_prompt_uncached", whole);
+}
+
+fn load(root: &Path) -> SkillSet {
+    let mut options = DiscoveryOptions::with_roots(vec![SkillRoot {
+        path: root.to_path_buf(),
+        scope: Scope::User,
+    }]);
+    // The default walk limit is below a 10,000-skill tree.
+    options.max_dirs = 100_000;
+    discover(&options).0
+}
+
+/// `count` skills over 40 categories, each with a one-line description.
+fn write_plain_tree(root: &Path, count: usize) {
+    for i in 0..count {
+        let dir = root
+            .join(format!("cat-{:02}", i % 40))
+            .join(format!("skill-{i:05}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: skill-{i:05}\ndescription: Use when task number {i} needs the usual steps done in order\n---\n# Skill {i}\n\nStep one.\n"
+            ),
+        )
+        .unwrap();
+    }
+}
+
+/// Times `work` `rounds` times; `before` runs untimed ahead of each round.
+fn time_each(rounds: usize, mut before: impl FnMut(), mut work: impl FnMut()) -> Vec<Duration> {
+    (0..rounds)
+        .map(|_| {
+            before();
+            let start = Instant::now();
+            work();
+            start.elapsed()
+        })
+        .collect()
+}
+
+/// One `BENCH name=<median> ms min=… max=… n=…` line for the xtask parser.
+fn print_bench(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "BENCH {name}={:.4} ms min={:.4} max={:.4} n={}",
+        ms(samples[samples.len() / 2]),
+        ms(samples[0]),
+        ms(samples[samples.len() - 1]),
+        samples.len()
+    );
+}
