@@ -14,8 +14,9 @@ const USAGE: &str = "\
 usage:
   cargo xtask gen-tree --skills N [--seed S] [--external DIR] OUT
       write a deterministic synthetic skills tree into OUT (new or empty)
-  cargo xtask bench [discovery|guard|all] [--runs R] [--warmup W] [--seed S] [--keep] [--no-docs]
-      time whole knack processes and record the results in docs/performance.md";
+  cargo xtask bench [discovery|guard|sync|manage|prompt|agent|tui|all] [--runs R] [--warmup W] [--seed S] [--keep] [--no-docs]
+      time knack (whole processes and in-process measurements) and record the results
+      in docs/performance.md";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -190,11 +190,11 @@ fn measure_all(ws: &Workspace, args: &BenchArgs, knack: &Path, work: &Path) -> R
     Ok(passed)
 }
 
-const SETTLE: std::time::Duration = std::time::Duration::from_millis(2500);
+pub(super) const SETTLE: std::time::Duration = std::time::Duration::from_millis(2500);
 
 /// Limits raised so the whole tree is walked; seeding off unless asked, so the
 /// figures are discovery's own.
-fn write_config(home: &Path, bundled_opt_out: bool) -> Result<()> {
+pub(super) fn write_config(home: &Path, bundled_opt_out: bool) -> Result<()> {
     fs::write(
         home.join("config.yaml"),
         format!(
@@ -261,7 +261,7 @@ fn json_count(json: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-fn thousands(n: usize) -> String {
+pub(super) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -274,9 +274,6 @@ fn thousands(n: usize) -> String {
 }
 
 fn doc_body(ws: &Workspace, args: &BenchArgs, table: &str, gen_note: &str) -> String {
-    let revision = super::git_revision(&ws.root)
-        .map(|r| format!(" at commit `{r}`"))
-        .unwrap_or_default();
     format!(
         "## Discovery\n\n\
 Whole-process wall time of the release `knack` binary (spawn to exit, stdout to /dev/null);\n\
@@ -288,13 +285,12 @@ in both. Peak RSS is each child's own `ru_maxrss` from `wait4`, the maximum over
 `skills.scan_max_dirs: {SCAN_MAX_DIRS}` (the default 5,000 folders would cut the\n\
 10,000-skill walk short) and `skills.bundled_opt_out: true`, except in the last row.\n\n\
 {table}\n\
-Measured {date}{revision} on {machine}. {gen_note}.\n\n\
+{provenance} {gen_note}.\n\n\
 Reproduce: `cargo xtask bench discovery` (add `--runs N`, `--keep` to inspect the trees).\n",
         runs = args.runs,
         warmup = args.warmup,
         seed = args.seed,
-        date = super::today_utc(),
-        machine = super::machine_line(),
+        provenance = super::provenance(&ws.root),
     )
 }
 

@@ -59,10 +59,9 @@ pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
             "## Guard\n\n\
 Scan throughput reported by skill-guard's `throughput` example (release build).\n\n\
 {table}\n\
-Measured {} on {}.\n\n\
+{}\n\n\
 Reproduce: `cargo xtask bench guard` (or `cargo run --release -p skill-guard --example throughput`).\n",
-            super::today_utc(),
-            super::machine_line(),
+            super::provenance(&ws.root),
         );
         let path = super::write_doc_section(&ws.root, "guard", &body)?;
         println!("updated {}", path.display());

@@ -1,8 +1,13 @@
 //! The benchmark harness: whole-process timing with per-child peak memory,
 //! result tables, and the marked sections of docs/performance.md each group owns.
 
+mod agent;
 mod discovery;
 mod guard;
+mod manage;
+mod prompt;
+mod sync;
+mod tui;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -69,6 +74,26 @@ const GROUPS: &[Group] = &[
     Group {
         name: "guard",
         run: guard::run,
+    },
+    Group {
+        name: "sync",
+        run: sync::run,
+    },
+    Group {
+        name: "manage",
+        run: manage::run,
+    },
+    Group {
+        name: "prompt",
+        run: prompt::run,
+    },
+    Group {
+        name: "agent",
+        run: agent::run,
+    },
+    Group {
+        name: "tui",
+        run: tui::run,
     },
 ];
 
@@ -139,6 +164,171 @@ impl Workspace {
     pub fn release_binary(&self, name: &str) -> PathBuf {
         self.target_dir.join("release").join(name)
     }
+
+    /// Runs the `#[ignore]`d tests matching `filter` in one of `package`'s test
+    /// targets (`target`, e.g. `["--test", "all"]`) in release, one at a time,
+    /// and returns what they printed. Cargo's own progress goes to the terminal.
+    pub fn run_ignored_tests(
+        &self,
+        package: &str,
+        target: &[&str],
+        filter: &str,
+        env: &[(&str, String)],
+    ) -> Result<String> {
+        println!("running {package}'s ignored `{filter}` test (release)…");
+        let mut cmd = Command::new(&self.cargo);
+        cmd.args(["test", "--release", "-p", package])
+            .args(target)
+            .args(["--", "--ignored", "--nocapture", "--test-threads=1", filter])
+            .current_dir(&self.root)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit());
+        // The caller's knack settings must not reach the measured code.
+        remove_env_prefix(&mut cmd, "KNACK_");
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        let output = cmd
+            .output()
+            .with_context(|| format!("cannot run {}", self.cargo))?;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        if !output.status.success() {
+            bail!(
+                "cargo test --release -p {package} {} -- --ignored {filter} failed ({}):\n{stdout}",
+                target.join(" "),
+                output.status
+            );
+        }
+        if !stdout.contains("1 passed") {
+            bail!("no ignored test of {package} matched `{filter}`:\n{stdout}");
+        }
+        Ok(stdout)
+    }
+}
+
+fn remove_env_prefix(cmd: &mut Command, prefix: &str) {
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with(prefix) {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+/// A scratch folder for one group, outside the repository so project discovery
+/// finds nothing of ours; any leftover of an earlier run with this pid is removed.
+pub fn scratch_dir(group: &str) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("knack-bench-{group}-{}", std::process::id()));
+    if dir.exists() {
+        fs::remove_dir_all(&dir)?;
+    }
+    fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+pub fn finish_scratch_dir(dir: &Path, keep: bool) {
+    if keep {
+        println!("kept the scratch files under {}", dir.display());
+    } else if let Err(e) = fs::remove_dir_all(dir) {
+        eprintln!("warning: cannot remove {}: {e}", dir.display());
+    }
+}
+
+/// Every file called `name` under `dir`, in walk order (symlinks not followed).
+pub fn files_named(dir: &Path, name: &str) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        let entries =
+            fs::read_dir(&next).with_context(|| format!("cannot read {}", next.display()))?;
+        for entry in entries {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_file() && entry.file_name() == name {
+                found.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// One `BENCH name=<value> <unit> [key=value…]` line printed by an in-process
+/// measurement (an ignored test run in release).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchLine {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub samples: Option<usize>,
+}
+
+impl BenchLine {
+    fn parse(line: &str) -> Option<Self> {
+        // libtest may print `test name ... ` on the same line first.
+        let at = line.find("BENCH ")?;
+        let mut words = line[at + "BENCH ".len()..].split_whitespace();
+        let (name, value) = words.next()?.split_once('=')?;
+        let mut parsed = Self {
+            name: name.to_owned(),
+            value: value.parse().ok()?,
+            unit: words.next()?.to_owned(),
+            min: None,
+            max: None,
+            samples: None,
+        };
+        for word in words {
+            match word.split_once('=') {
+                Some(("min", v)) => parsed.min = v.parse().ok(),
+                Some(("max", v)) => parsed.max = v.parse().ok(),
+                Some(("n", v)) => parsed.samples = v.parse().ok(),
+                _ => {}
+            }
+        }
+        Some(parsed)
+    }
+
+    /// The measured value with its unit; milliseconds get a precision that suits them.
+    pub fn measured(&self) -> String {
+        if self.unit == "ms" {
+            fmt_ms(self.value)
+        } else {
+            format!("{} {}", self.value, self.unit)
+        }
+    }
+
+    pub fn spread(&self) -> String {
+        match (self.min, self.max) {
+            (Some(lo), Some(hi)) if self.unit == "ms" => format!("{}–{}", fmt_ms(lo), fmt_ms(hi)),
+            _ => String::new(),
+        }
+    }
+}
+
+pub fn parse_bench_lines(output: &str) -> Vec<BenchLine> {
+    output.lines().filter_map(BenchLine::parse).collect()
+}
+
+/// The line called `name`, or an error quoting what was printed instead.
+pub fn bench_line<'a>(lines: &'a [BenchLine], name: &str, output: &str) -> Result<&'a BenchLine> {
+    lines
+        .iter()
+        .find(|l| l.name == name)
+        .with_context(|| format!("the measurement printed no `BENCH {name}=` line:\n{output}"))
+}
+
+/// Milliseconds with three significant-ish digits: 0.042 ms, 1.57 ms, 23.4 ms.
+pub fn fmt_ms(value: f64) -> String {
+    if value < 1.0 {
+        format!("{value:.3} ms")
+    } else if value < 10.0 {
+        format!("{value:.2} ms")
+    } else {
+        format!("{value:.1} ms")
+    }
 }
 
 /// One command to time: a program, its arguments, environment and folder.
@@ -157,11 +347,7 @@ impl Invocation {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args).current_dir(&self.cwd);
         if let Some(prefix) = &self.env_remove_prefix {
-            for (key, _) in std::env::vars_os() {
-                if key.to_string_lossy().starts_with(prefix.as_str()) {
-                    cmd.env_remove(key);
-                }
-            }
+            remove_env_prefix(&mut cmd, prefix);
         }
         for (k, v) in &self.env {
             cmd.env(k, v);
@@ -370,6 +556,24 @@ impl Row {
     }
 }
 
+impl Row {
+    /// A whole-process timing: the median against a target in ms.
+    pub fn timed(figure: impl Into<String>, stats: &Stats, target: Target) -> Self {
+        Self::new(
+            figure,
+            stats.median.as_secs_f64() * 1000.0,
+            ms(stats.median),
+            stats.spread(),
+            target,
+        )
+    }
+
+    /// An in-process figure from a `BENCH` line, judged in the line's own unit.
+    pub fn from_bench(figure: impl Into<String>, line: &BenchLine, target: Target) -> Self {
+        Self::new(figure, line.value, line.measured(), line.spread(), target)
+    }
+}
+
 /// A Markdown table, readable as-is on a terminal too.
 pub fn render_table(rows: &[Row]) -> String {
     let header = ["figure", "measured", "min–max", "target", "result"];
@@ -480,6 +684,51 @@ pub fn git_revision(root: &Path) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
+/// When, where and at which commit numbers were taken: one sentence for the docs.
+pub fn provenance(root: &Path) -> String {
+    let revision = git_revision(root)
+        .map(|r| {
+            let dirty = if has_local_changes(root) {
+                " plus uncommitted changes"
+            } else {
+                ""
+            };
+            format!(" at commit `{r}`{dirty}")
+        })
+        .unwrap_or_default();
+    format!("Measured {}{revision} on {}.", today_utc(), machine_line())
+}
+
+/// Whether tracked files differ from HEAD (read-only: no index refresh is written).
+fn has_local_changes(root: &Path) -> bool {
+    Command::new("git")
+        .args([
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+        ])
+        .current_dir(root)
+        .output()
+        .is_ok_and(|out| out.status.success() && !out.stdout.is_empty())
+}
+
+/// Prints the table, writes the group's docs section unless `--no-docs`, and
+/// says whether every judged figure met its target.
+pub fn publish(
+    ws: &Workspace,
+    args: &BenchArgs,
+    group: &str,
+    rows: &[Row],
+    body: &str,
+) -> Result<bool> {
+    if !args.no_docs {
+        let path = write_doc_section(&ws.root, group, body)?;
+        println!("updated {}", path.display());
+    }
+    Ok(all_passed(rows))
+}
+
 const DOC_HEADER: &str = "# Performance\n\n\
 Numbers measured by `cargo xtask bench`. Each section below is rewritten by its\n\
 benchmark group; edit outside the `bench:` markers only.\n";
@@ -543,6 +792,35 @@ mod tests {
         assert!(!doc.contains("first"));
         assert!(doc.contains("g1"));
         assert!(doc.find("bench:discovery:start") < doc.find("bench:guard:start"));
+    }
+
+    #[test]
+    fn bench_lines_are_parsed_and_others_skipped() {
+        let out = "running 1 test\n\
+test suite::bench_noop ... BENCH noop=0.0123 ms min=0.0100 max=0.2000 n=2000\n\
+BENCH index_chars=11873 chars\n\
+BENCH broken ms\n\
+test x ... ok\n";
+        let lines = parse_bench_lines(out);
+        assert_eq!(lines.len(), 2);
+        let noop = bench_line(&lines, "noop", out).unwrap();
+        assert_eq!((noop.value, noop.unit.as_str()), (0.0123, "ms"));
+        assert_eq!(
+            (noop.min, noop.max, noop.samples),
+            (Some(0.01), Some(0.2), Some(2000))
+        );
+        assert_eq!(noop.measured(), "0.012 ms");
+        assert_eq!(noop.spread(), "0.010 ms–0.200 ms");
+        let chars = bench_line(&lines, "index_chars", out).unwrap();
+        assert_eq!((chars.value, chars.spread().as_str()), (11873.0, ""));
+        assert!(bench_line(&lines, "missing", out).is_err());
+    }
+
+    #[test]
+    fn milliseconds_keep_a_sensible_precision() {
+        assert_eq!(fmt_ms(0.04217), "0.042 ms");
+        assert_eq!(fmt_ms(1.5749), "1.57 ms");
+        assert_eq!(fmt_ms(23.44), "23.4 ms");
     }
 
     #[test]
