@@ -3,7 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skill_core::frontmatter::{first_body_line, parse_skill_md, split_frontmatter, strip_bom, top_level_keys};
+use skill_core::frontmatter::{
+    first_body_line, parse_skill_md, split_frontmatter, strip_bom, top_level_keys,
+};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -13,9 +13,17 @@ fuzz_target!(|data: &[u8]| {
     };
     let text = String::from_utf8_lossy(rest);
     let file = FILES[usize::from(selector) % FILES.len()];
-    let scope = if selector & 0x80 == 0 { ScanScope::Skill } else { ScanScope::Context };
+    let scope = if selector & 0x80 == 0 {
+        ScanScope::Skill
+    } else {
+        ScanScope::Context
+    };
     let lines = text.lines().count().max(1);
     for finding in scan_text(&text, file, scope) {
-        assert!(finding.line >= 1 && finding.line <= lines + 1, "line {} of {lines}", finding.line);
+        assert!(
+            finding.line >= 1 && finding.line <= lines + 1,
+            "line {} of {lines}",
+            finding.line
+        );
     }
 });

@@ -109,9 +109,20 @@ fuzz_target!(|data: &[u8]| {
     std::fs::create_dir(&dest).unwrap();
     std::fs::create_dir(&outside).unwrap();
     let result = fuzz_unpack_tar_gz(&gzip(&tar)[..], &dest, LIMITS);
-    let leaked: Vec<_> = std::fs::read_dir(&outside).unwrap().flatten().map(|e| e.path()).collect();
-    assert!(leaked.is_empty(), "wrote outside the destination: {leaked:?}");
-    let mut top: Vec<_> = std::fs::read_dir(root.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    let leaked: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "wrote outside the destination: {leaked:?}"
+    );
+    let mut top: Vec<_> = std::fs::read_dir(root.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     top.sort();
     assert_eq!(top, ["dest", "outside"], "wrote next to the destination");
     if result.is_ok() {

@@ -35,7 +35,8 @@ fn fixture() -> &'static Fixture {
         std::fs::write(dir.path().join("skills/secret.txt"), SECRET).unwrap();
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink("../../../outside/secret.txt", skill.join("references/out")).unwrap();
+            std::os::unix::fs::symlink("../../../outside/secret.txt", skill.join("references/out"))
+                .unwrap();
             std::os::unix::fs::symlink("../../outside", skill.join("references/dir")).unwrap();
             std::os::unix::fs::symlink("/", skill.join("assets")).unwrap();
         }
@@ -72,7 +73,10 @@ fuzz_target!(|data: &[u8]| {
     let view = skill_core::skill_view(&fx.set, "demo", Some(&path), &ctx);
     if view["success"] == serde_json::Value::Bool(true) {
         let content = view["content"].as_str().unwrap_or_default();
-        assert!(!content.contains(SECRET), "{path:?} read a file outside the skill");
+        assert!(
+            !content.contains(SECRET),
+            "{path:?} read a file outside the skill"
+        );
     }
     // The name argument goes through its own checks.
     let by_name = skill_core::skill_view(&fx.set, &path, None, &ctx);

@@ -25,7 +25,10 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(whole, split, "decoding depends on how the stream was split");
     if let Ok(completion) = fuzz_assemble(&whole) {
         for call in &completion.tool_calls {
-            assert!(!call.function.arguments.is_empty(), "empty arguments survive assembly");
+            assert!(
+                !call.function.arguments.is_empty(),
+                "empty arguments survive assembly"
+            );
         }
     }
 });

@@ -9,7 +9,11 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     for check in [SkillMdCheck::New, SkillMdCheck::Existing] {
         if let Ok(valid) = validate_skill_md(&text, check) {
-            assert!(validate_name(&valid.name).is_ok(), "accepted name {:?}", valid.name);
+            assert!(
+                validate_name(&valid.name).is_ok(),
+                "accepted name {:?}",
+                valid.name
+            );
             assert!(!valid.description.trim().is_empty());
         }
     }

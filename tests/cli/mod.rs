@@ -1,7 +1,9 @@
 mod chat;
 mod common;
 mod config;
+mod faults;
 mod hub;
+mod load;
 mod prompt;
 mod real_model;
 mod run;

@@ -553,7 +553,7 @@ fn sigint_stops_the_run_with_130_and_keeps_the_session() {
         ScriptedReply::text("a slow answer that never gets to finish because the user stops it")
             .chunk_delay_ms(500),
     );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
         .args(["run", "--json", "interrupt-me-please"])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -568,18 +568,33 @@ fn sigint_stops_the_run_with_130_and_keeps_the_session() {
         .unwrap();
     // Wait until the reply has started streaming, then press Ctrl-C.
     let started = std::time::Instant::now();
-    while server.chat_requests().is_empty() && started.elapsed() < std::time::Duration::from_secs(20) {
+    while server.chat_requests().is_empty()
+        && started.elapsed() < std::time::Duration::from_secs(20)
+    {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     std::thread::sleep(std::time::Duration::from_millis(700));
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ev = events(&out);
     assert_eq!(ev.last().unwrap()["type"], json!("error"));
     assert!(ev.iter().any(|e| e["type"] == "turn_aborted"));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
-    let found = env.knack().args(["sessions", "search", "interrupt-me-please", "--json"]).output().unwrap();
-    assert_eq!(stdout_json(&found).as_array().unwrap().len(), 1, "the user's message was saved");
+    let found = env
+        .knack()
+        .args(["sessions", "search", "interrupt-me-please", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_json(&found).as_array().unwrap().len(),
+        1,
+        "the user's message was saved"
+    );
 }

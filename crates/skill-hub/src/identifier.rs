@@ -419,7 +419,6 @@ fn repo_key(text: &str) -> String {
     t.to_ascii_lowercase()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,12 +19,13 @@ pub use hub::{
 pub use identifier::Identifier;
 pub use lock::{HubLock, LOCK_FILE, LockEntry};
 pub use safe_tree::{Limits, tree_hash};
-/// Fuzzing entry point for archive unpacking; not part of the hub's API.
-#[doc(hidden)]
-pub use safe_tree::unpack_tar_gz as fuzz_unpack_tar_gz;
 pub use search::{BROWSE_PAGE_SIZE, SearchOutcome, SourceProblem};
 pub use source::{SkillMeta, SkillSource};
 pub use taps::{TAPS_FILE, Tap, Taps};
+
+/// Fuzzing entry point for archive unpacking; not part of the hub's API.
+#[doc(hidden)]
+pub use safe_tree::unpack_tar_gz as fuzz_unpack_tar_gz;
 
 use std::path::PathBuf;
 

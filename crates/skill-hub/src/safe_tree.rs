@@ -273,7 +273,7 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<(
             }
         }
     }
-    Ok(())
+    refuse_chained_links(dest)
 }
 
 /// Copies the skill folder `src` into `dest` (created), without following links,
@@ -319,6 +319,48 @@ pub fn copy_tree(src: &Path, dest: &Path, limits: Limits) -> Result<()> {
                 "'{}' is a special file (device, pipe or socket)",
                 rel.display()
             )));
+        }
+    }
+    refuse_chained_links(dest)
+}
+
+/// Refuses a link whose target passes through another link of the tree.
+///
+/// `link_stays_inside` reads `..` lexically, but the kernel resolves `..`
+/// after a link from wherever that link leads: with `a/b -> ..`, the link
+/// `a/c -> b/..` looks like `a` yet resolves above the root. Once no link
+/// goes through another, lexical and real resolution agree. Run on the
+/// finished tree, because a link may arrive before the link it goes through.
+fn refuse_chained_links(root: &Path) -> Result<()> {
+    for entry in WalkDir::new(root).follow_links(false).min_depth(1) {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(root).to_path_buf();
+            Error::io(path, e.into())
+        })?;
+        if !entry.file_type().is_symlink() {
+            continue;
+        }
+        let target = fs::read_link(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+        let mut at = entry.path().parent().unwrap_or(root).to_path_buf();
+        let parts: Vec<Component> = target.components().collect();
+        for (i, part) in parts.iter().enumerate() {
+            match part {
+                Component::Normal(name) => at.push(name),
+                Component::ParentDir => {
+                    at.pop();
+                }
+                Component::CurDir => {}
+                // Absolute targets were refused when the link was written.
+                Component::RootDir | Component::Prefix(_) => break,
+            }
+            let last = i + 1 == parts.len();
+            if !last && fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Error::Unsafe(format!(
+                    "the link '{}' leads through the link '{}'; links may not pass through other links",
+                    rel_string(root, entry.path()),
+                    rel_string(root, &at)
+                )));
+            }
         }
     }
     Ok(())
@@ -511,6 +553,48 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = unpack_tar_gz(&escaping[..], dir.path(), limits()).unwrap_err();
         assert!(err.to_string().contains("points outside"), "{err}");
+    }
+
+    fn add_link(b: &mut tar::Builder<Vec<u8>>, path: &str, target: &str) {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Symlink);
+        h.set_size(0);
+        h.set_path(path).unwrap();
+        h.set_link_name(target).unwrap();
+        h.set_cksum();
+        b.append(&h, std::io::empty()).unwrap();
+    }
+
+    // Found with the hub_unpack fuzz target's oracle (every link must resolve
+    // inside the package): each link is inside when read lexically, but `..`
+    // after the link `a/b` climbs from the root, not from `a`.
+    #[test]
+    fn a_link_through_another_link_cannot_climb_out() {
+        for order in [["a/b", "a/c"], ["a/c", "a/b"]] {
+            let data = gz_tar(|b| {
+                for path in order {
+                    let target = if path == "a/b" { ".." } else { "b/.." };
+                    add_link(b, path, target);
+                }
+            });
+            let dir = tempfile::tempdir().unwrap();
+            let dest = dir.path().join("dest");
+            fs::create_dir(&dest).unwrap();
+            let err = unpack_tar_gz(&data[..], &dest, limits()).unwrap_err();
+            assert!(
+                err.to_string().contains("pass through other links"),
+                "{err}"
+            );
+        }
+        // A link to a link (not through it) stays allowed.
+        let data = gz_tar(|b| {
+            add_file(b, "s/SKILL.md", b"x");
+            add_link(b, "s/one", "SKILL.md");
+            add_link(b, "s/two", "one");
+        });
+        let dir = tempfile::tempdir().unwrap();
+        unpack_tar_gz(&data[..], dir.path(), limits()).unwrap();
+        assert_eq!(fs::read(dir.path().join("s/two")).unwrap(), b"x");
     }
 
     #[test]

@@ -41,7 +41,12 @@ where
         // "thread died"; say the real cause here.
         eprintln!("{name}: cannot spawn thread: {err}");
     }
-    (ServerThread { stop: Some(stop_tx) }, ready_rx)
+    (
+        ServerThread {
+            stop: Some(stop_tx),
+        },
+        ready_rx,
+    )
 }
 
 fn accept_until_stopped<H, F>(

@@ -8,6 +8,7 @@ mod model_wire;
 mod real_model;
 mod session_approval;
 mod session_store;
+mod soak;
 mod tools_files;
 mod tools_memory;
 mod tools_registry;
