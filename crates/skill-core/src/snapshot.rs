@@ -25,7 +25,7 @@ use crate::skill_set::{DoctorEntry, EntryStatus, Gate, RootReport, SkillSet};
 /// File name of the snapshot inside the cache directory.
 pub const SNAPSHOT_FILE: &str = "skills-snapshot.json";
 /// Bumped whenever the stored shape or the meaning of a field changes.
-const SNAPSHOT_VERSION: u32 = 3;
+const SNAPSHOT_VERSION: u32 = 4;
 /// A file modified this close to the end of discovery may be modified again
 /// within the same timestamp tick without changing its stamp; such a result is
 /// not written to disk (the next process writes it once the tree is quiet).
@@ -47,7 +47,8 @@ struct SnapshotFile {
     version: u32,
     /// Digest of the discovery options and the build that wrote the file.
     options_key: String,
-    fingerprint: Fingerprint,
+    /// `(path, seconds, nanoseconds, size)` per stamp: compact, and exact.
+    stamps: Vec<(PathBuf, Option<(u64, u32)>, u64)>,
     skills: Vec<StoredSkill>,
     gates: Vec<Option<Gate>>,
     category_descriptions: BTreeMap<String, (usize, String)>,
@@ -162,7 +163,18 @@ fn read_valid(
     if file.roots.len() != options.roots.len() || file.gates.len() != file.skills.len() {
         return None;
     }
-    if !file.fingerprint.is_current() {
+    let fingerprint = Fingerprint {
+        stamps: file
+            .stamps
+            .into_iter()
+            .map(|(path, time, size)| {
+                let time =
+                    time.map(|(secs, nanos)| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos));
+                (path, time, size)
+            })
+            .collect(),
+    };
+    if !fingerprint.is_current() {
         return None;
     }
     let mut skills = Vec::with_capacity(file.skills.len());
@@ -212,14 +224,23 @@ fn read_valid(
         notices: file.notices,
         ambiguous_names: file.ambiguous_names,
     };
-    Some((set, file.fingerprint))
+    Some((set, fingerprint))
 }
 
 fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: &Fingerprint) -> std::io::Result<()> {
     let file = SnapshotFile {
         version: SNAPSHOT_VERSION,
         options_key: key.to_owned(),
-        fingerprint: fingerprint.clone(),
+        stamps: fingerprint
+            .stamps
+            .iter()
+            .map(|(path, time, size)| {
+                let time = time
+                    .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                    .map(|d| (d.as_secs(), d.subsec_nanos()));
+                (path.clone(), time, *size)
+            })
+            .collect(),
         skills: set
             .skills
             .iter()
@@ -232,8 +253,14 @@ fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: &Fingerprint) -> s
                 root_index: s.root_index,
                 // The raw metadata map is only read while parsing; keeping it
                 // out makes the snapshot several times smaller.
+                // Name and description live on the skill itself, and the raw
+                // metadata map is only read while parsing: a loaded snapshot's
+                // frontmatter carries the remaining fields only, which keeps
+                // the file about half the size.
                 frontmatter: Frontmatter {
                     metadata: None,
+                    name: None,
+                    description: None,
                     ..s.frontmatter.clone()
                 },
                 warnings: s.warnings.clone(),
@@ -327,8 +354,24 @@ mod tests {
         assert_eq!(outcome, SnapshotOutcome::Written);
         let (second, outcome) = load_with_outcome(&opts, &cache);
         assert_eq!(outcome, SnapshotOutcome::Loaded);
-        assert_eq!(first, second);
-        assert_eq!(second, discover(&opts).0);
+        // Everything but the three frontmatter fields the snapshot leaves out
+        // (they are on the skill itself, or only used while parsing).
+        let without_folded = |mut set: SkillSet| {
+            for skill in &mut set.skills {
+                skill.frontmatter.name = None;
+                skill.frontmatter.description = None;
+                skill.frontmatter.metadata = None;
+            }
+            set
+        };
+        assert_eq!(without_folded(first), second);
+        assert_eq!(second, without_folded(discover(&opts).0));
+        assert!(
+            second
+                .skills
+                .iter()
+                .all(|s| !s.name.is_empty() && !s.description.is_empty())
+        );
     }
 
     #[test]
