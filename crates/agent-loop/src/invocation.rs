@@ -199,8 +199,9 @@ fn render_skill_block(
         skill_dir: Some(&skill.skill_dir),
         session_id: Some(session_id),
     };
-    let body = preprocess(&body, &values, options);
+    let mut body = preprocess(&body, &values, options);
     skill_core::injection::warn_if_suspicious(&skill.qualified_id(), &body);
+    skill_core::disclosure::cap_for_model(&mut body);
     let mut out = String::new();
     let how = match via {
         InvocationVia::Slash => "The user invoked the skill",

@@ -187,8 +187,9 @@ fn view_main(
         skill_dir: Some(&skill.skill_dir),
         session_id: ctx.session_id,
     };
-    let content = preprocess(raw, &values, &ctx.preprocess);
+    let mut content = preprocess(raw, &values, &ctx.preprocess);
     crate::injection::warn_if_suspicious(&skill.qualified_id(), &content);
+    cap_for_model(&mut content);
     let missing: Vec<&str> = skill
         .frontmatter
         .required_environment_variables
@@ -239,6 +240,19 @@ fn view_main(
         );
     }
     Ok(map)
+}
+
+/// Reading is lenient, but a SKILL.md far over the write limit would flood
+/// the model's context: it gets the head and a note instead.
+pub fn cap_for_model(text: &mut String) {
+    if let Some((cut, _)) = text.char_indices().nth(crate::validate::MAX_SKILL_MD_CHARS) {
+        let total = text.chars().count();
+        text.truncate(cut);
+        text.push_str(&format!(
+            "\n\n[truncated: this SKILL.md has {total} characters; only the first {} are shown. Split it into references/ files.]",
+            crate::validate::MAX_SKILL_MD_CHARS
+        ));
+    }
 }
 
 /// Support files grouped by folder, sorted; empty groups left out.

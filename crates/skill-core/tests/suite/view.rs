@@ -184,3 +184,26 @@ fn ambiguous_not_found_unsupported_and_disabled_failures() {
     let out = view(&set, "off", None);
     assert!(out["hint"].as_str().unwrap().contains("skills.disabled"));
 }
+
+#[test]
+fn an_oversized_skill_md_is_cut_for_the_model() {
+    let t = Tree::new();
+    let body = "word ".repeat(60_000);
+    t.file(
+        "big/SKILL.md",
+        &format!("---\nname: big\ndescription: Use when big\n---\n{body}"),
+    );
+    let set = discover_roots(vec![root(t.path(""), Scope::User)]);
+    let out = view(&set, "big", None);
+    let content = out["content"].as_str().unwrap();
+    assert!(
+        content.chars().count() < 100_300,
+        "{}",
+        content.chars().count()
+    );
+    assert!(
+        content.contains("[truncated: this SKILL.md has 300"),
+        "{}",
+        &content[content.len() - 200..]
+    );
+}
