@@ -137,35 +137,7 @@ fn tarball(dir: &Path, prefix: &str) -> Vec<u8> {
     std::fs::read(file).unwrap()
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = StdCommand::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn git_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    for (rel, body) in files {
-        write_file(&dir.path().join(rel), body);
-    }
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "one"]);
-    dir
-}
+use test_support::{git, git_repo};
 
 /// install → list (scope user) → provenance hub → view → check (none) →
 /// upstream change → check (available) → update → check → uninstall, with

@@ -42,13 +42,15 @@ pub enum SnapshotOutcome {
     Discovered,
 }
 
+/// `(path, (seconds, nanoseconds), size)`: a fingerprint stamp, compact and exact.
+type StoredStamp = (PathBuf, Option<(u64, u32)>, u64);
+
 #[derive(Serialize, Deserialize)]
 struct SnapshotFile {
     version: u32,
     /// Digest of the discovery options and the build that wrote the file.
     options_key: String,
-    /// `(path, seconds, nanoseconds, size)` per stamp: compact, and exact.
-    stamps: Vec<(PathBuf, Option<(u64, u32)>, u64)>,
+    stamps: Vec<StoredStamp>,
     skills: Vec<StoredSkill>,
     gates: Vec<Option<Gate>>,
     category_descriptions: BTreeMap<String, (usize, String)>,

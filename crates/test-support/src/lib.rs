@@ -1,12 +1,14 @@
 //! Test-only helpers for knack: a scripted OpenAI-compatible mock model server,
 //! its reply builders, request invariants, and a static-file server for hub tests.
 
+mod git;
 mod invariants;
 mod listener;
 mod reply;
 mod server;
 mod static_server;
 
+pub use git::{git, git_repo};
 pub use invariants::check_invariants;
 pub use reply::{ScriptedReply, ScriptedToolCall, ScriptedUsage};
 pub use server::{CapturedRequest, MockModelServer, NO_REPLY_LEFT, Purpose};

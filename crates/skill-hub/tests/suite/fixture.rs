@@ -3,7 +3,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use knack_config::{Config, KnackHome};
 use skill_core::{DiscoveryOptions, Scope, SkillRoot};
@@ -169,36 +168,7 @@ pub fn sha256(bytes: &[u8]) -> String {
     )
 }
 
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A git repository with `files`, committed on branch `main`.
-pub fn git_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    for (rel, body) in files {
-        write(dir.path(), rel, body);
-    }
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "initial"]);
-    dir
-}
+pub use test_support::{git, git_repo};
 
 pub fn commit_all(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);
