@@ -199,17 +199,32 @@ impl Group {
 }
 
 /// The name as shown: ambiguous names carry their qualified id.
-fn shown_name(skill: &Skill, set: &SkillSet) -> String {
-    if set.is_ambiguous(skill) {
+fn shown_name(skill: &Skill, ambiguous: bool) -> String {
+    if ambiguous {
         format!("{} [{}]", skill.name, skill.qualified_id())
     } else {
         skill.name.clone()
     }
 }
 
-/// Descriptions may span lines in YAML; the index wants one short line.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+/// Descriptions may span lines in YAML; the index wants one short line of
+/// at most `max` characters (`max - 3` and "..." when cut). Words are joined
+/// by single spaces and the scan stops as soon as the line is known too long.
+fn index_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut chars = 0usize;
+    for word in text.split_whitespace() {
+        if chars > 0 {
+            out.push(' ');
+            chars += 1;
+        }
+        out.push_str(word);
+        chars += word.chars().count();
+        if chars > max {
+            return cut_with_ellipsis(&out, max);
+        }
+    }
+    out
 }
 
 /// The groups to show, and whether any shown name is ambiguous.
@@ -223,33 +238,37 @@ fn groups(skills: &SkillSet, options: &IndexOptions) -> (Vec<Group>, bool) {
                 .push(skill);
         }
     }
-    let any_ambiguous = by_category
-        .values()
-        .flatten()
-        .any(|s| skills.is_ambiguous(s));
+    let mut any_ambiguous = false;
     let groups = by_category
         .into_iter()
         .map(|(category, members)| {
             let label = category.unwrap_or(UNCATEGORIZED).to_owned();
             let description = category
                 .and_then(|c| skills.category_description(c))
-                .map(|d| cut_with_ellipsis(&one_line(d), CATEGORY_DESCRIPTION_CHARS))
+                .map(|d| index_line(d, CATEGORY_DESCRIPTION_CHARS))
                 .filter(|d| !d.is_empty());
             let mut full = match description {
                 Some(d) => format!("{label}: {d}"),
                 None => format!("{label}:"),
             };
-            for skill in &members {
-                let description =
-                    cut_with_ellipsis(&one_line(&skill.description), INDEX_DESCRIPTION_BUDGET);
+            // Each name is decided once and used in both renderings.
+            let names: Vec<String> = members
+                .iter()
+                .map(|s| {
+                    let ambiguous = skills.is_ambiguous(s);
+                    any_ambiguous |= ambiguous;
+                    shown_name(s, ambiguous)
+                })
+                .collect();
+            for (skill, name) in members.iter().zip(&names) {
+                let description = index_line(&skill.description, INDEX_DESCRIPTION_BUDGET);
                 full.push_str("\n- ");
-                full.push_str(&shown_name(skill, skills));
+                full.push_str(name);
                 if !description.is_empty() {
                     full.push_str(": ");
                     full.push_str(&description);
                 }
             }
-            let names: Vec<String> = members.iter().map(|s| shown_name(s, skills)).collect();
             let names_only = format!("{label} {NAMES_ONLY}: {}", names.join(", "));
             Group {
                 label,

@@ -155,22 +155,20 @@ impl SkillSet {
 
     /// Skills shown on every surface: not gated. Sorted by (category, name, qualified id).
     pub fn visible(&self) -> Vec<&Skill> {
-        let mut out: Vec<(&Skill, String)> = self
+        let mut out: Vec<&Skill> = self
             .skills
             .iter()
             .zip(&self.gates)
             .filter(|(_, g)| g.is_none())
-            .map(|(s, _)| (s, s.qualified_id()))
+            .map(|(s, _)| s)
             .collect();
-        // Qualified ids are built once here, not on every comparison.
-        out.sort_by(|(a, qa), (b, qb)| {
-            (a.category.as_deref().unwrap_or(""), &a.name, qa).cmp(&(
-                b.category.as_deref().unwrap_or(""),
-                &b.name,
-                qb,
-            ))
+        // Qualified ids are only built to break the rare (category, name) ties.
+        out.sort_by(|a, b| {
+            (a.category.as_deref().unwrap_or(""), &a.name)
+                .cmp(&(b.category.as_deref().unwrap_or(""), &b.name))
+                .then_with(|| a.qualified_id().cmp(&b.qualified_id()))
         });
-        out.into_iter().map(|(s, _)| s).collect()
+        out
     }
 
     pub fn is_ambiguous(&self, skill: &Skill) -> bool {
