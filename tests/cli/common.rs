@@ -66,3 +66,16 @@ pub fn stdout_json(output: &std::process::Output) -> serde_json::Value {
         )
     })
 }
+
+/// Runs `cmd`, fails the test with knack's stderr unless it exited 0, and
+/// returns the output for the test's own checks.
+pub fn success(cmd: &mut assert_cmd::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}

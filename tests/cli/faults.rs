@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 use test_support::{MockModelServer, ScriptedReply, check_invariants};
 
-use super::common::{Env, stdout_json};
+use super::common::{Env, stdout_json, success};
 
 /// Fast retries (3 attempts in all) and, optionally, a short idle timeout.
 fn env_with(idle_timeout_secs: Option<u64>) -> Env {
@@ -118,16 +118,7 @@ fn run_json(env: &Env, base_url: &str, prompt: &str) -> Run {
 
 /// The messages `knack sessions show ID --json` has stored.
 fn stored_messages(env: &Env, id: &str) -> Vec<Value> {
-    let out = env
-        .knack()
-        .args(["sessions", "show", id, "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(env.knack().args(["sessions", "show", id, "--json"]));
     stdout_json(&out)["messages"].as_array().unwrap().clone()
 }
 

@@ -3,19 +3,13 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::common::{Env, stdout_json, write_file};
+use super::common::{Env, stdout_json, success, write_file};
 
 fn show_json(env: &Env) -> (Vec<u8>, serde_json::Value) {
-    let out = env
-        .knack()
-        .args(["prompt", "show", "--json"])
-        .env("KNACK_MODEL", "demo-model")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = success(
+        env.knack()
+            .args(["prompt", "show", "--json"])
+            .env("KNACK_MODEL", "demo-model"),
     );
     let json = stdout_json(&out);
     (out.stdout, json)

@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::{CapturedRequest, MockModelServer, Purpose, ScriptedReply, check_invariants};
 
-use super::common::{Env, stdout_json};
+use super::common::{Env, stdout_json, success};
 
 fn mock() -> MockModelServer {
     MockModelServer::start_blocking().unwrap()
@@ -50,15 +50,7 @@ fn answers_on_stdout_and_sends_the_contract_headers() {
     let env = Env::new();
     let server = mock();
     server.enqueue(ScriptedReply::text("Paris is the capital.").with_usage(120, 8, 100));
-    let out = run_cmd(&env, &server)
-        .args(["run", "capital of France?"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(run_cmd(&env, &server).args(["run", "capital of France?"]));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "Paris is the capital.\n"
@@ -94,15 +86,7 @@ fn json_events_follow_the_contract_and_end_with_turn_complete() {
     let server = mock();
     server.enqueue(ScriptedReply::tool_calls([("call_1", "skills_list", "{}")]));
     server.enqueue(ScriptedReply::text("done").with_usage(50, 2, 0));
-    let out = run_cmd(&env, &server)
-        .args(["run", "--json", "list skills"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(run_cmd(&env, &server).args(["run", "--json", "list skills"]));
     let ev = events(&out);
     let t = types(&ev);
     assert_eq!(t.first().map(String::as_str), Some("session_started"));
@@ -143,15 +127,7 @@ fn slash_skill_body_arrives_as_a_user_message_never_in_the_system_prompt() {
     );
     let server = mock();
     server.enqueue(ScriptedReply::text("rolled out"));
-    let out = run_cmd(&env, &server)
-        .args(["run", "--json", "/deploy-k8s roll out v2"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(run_cmd(&env, &server).args(["run", "--json", "/deploy-k8s roll out v2"]));
     assert!(
         events(&out)
             .iter()
@@ -180,15 +156,7 @@ fn preloaded_skill_is_ephemeral_and_after_the_system_prompt() {
     env.skill("tools/lint", "lint", "Use when linting");
     let server = mock();
     server.enqueue(ScriptedReply::text("ok"));
-    let out = run_cmd(&env, &server)
-        .args(["run", "-s", "lint", "check it"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    success(run_cmd(&env, &server).args(["run", "-s", "lint", "check it"]));
     let req = &server.chat_requests()[0];
     assert!(
         req.messages()[1]["content"]
@@ -220,15 +188,8 @@ fn a_skill_created_mid_session_adds_one_catalog_note_and_keeps_the_prefix() {
         format!(r#"{{"action":"create","name":"new-skill","content":"{content}"}}"#),
     )]));
     server.enqueue(ScriptedReply::text("created"));
-    let out = run_cmd(&env, &server)
-        .args(["run", "--json", "--no-review", "make a skill"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out =
+        success(run_cmd(&env, &server).args(["run", "--json", "--no-review", "make a skill"]));
     let ev = events(&out);
     assert!(
         ev.iter()
@@ -282,15 +243,7 @@ fn six_tool_calls_trigger_a_review_that_creates_an_agent_skill() {
         )]),
     );
     server.enqueue_for(Purpose::Review, ScriptedReply::text("Saved learned-flow."));
-    let out = run_cmd(&env, &server)
-        .args(["run", "--json", "do the long task"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(run_cmd(&env, &server).args(["run", "--json", "do the long task"]));
     let ev = events(&out);
     let t = types(&ev);
     let answer = t.iter().position(|x| x == "assistant_message").unwrap();
@@ -351,15 +304,7 @@ fn the_review_may_not_use_the_terminal() {
         Purpose::Review,
         ScriptedReply::text("Nothing worth saving."),
     );
-    let out = run_cmd(&env, &server)
-        .args(["run", "--json", "task"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    success(run_cmd(&env, &server).args(["run", "--json", "task"]));
     let review_reqs: Vec<CapturedRequest> = server
         .chat_requests()
         .into_iter()
@@ -384,15 +329,7 @@ fn rate_limit_then_success_shows_a_retry_event() {
     let server = mock();
     server.enqueue(ScriptedReply::status(429));
     server.enqueue(ScriptedReply::text("after the wait"));
-    let out = run_cmd(&env, &server)
-        .args(["run", "--json", "hi"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(run_cmd(&env, &server).args(["run", "--json", "hi"]));
     let ev = events(&out);
     let retry = ev.iter().find(|e| e["type"] == "retry").unwrap();
     assert_eq!(retry["attempt"], json!(1));
@@ -433,15 +370,7 @@ fn a_stream_cut_mid_tool_call_is_retried() {
     server.enqueue(ScriptedReply::tool_calls([("c1", "skills_list", "{}")]).cut_after_chunks(1));
     server.enqueue(ScriptedReply::tool_calls([("c1", "skills_list", "{}")]));
     server.enqueue(ScriptedReply::text("recovered"));
-    let out = run_cmd(&env, &server)
-        .args(["run", "--json", "go"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(run_cmd(&env, &server).args(["run", "--json", "go"]));
     let ev = events(&out);
     assert!(ev.iter().any(|e| e["type"] == "retry"));
     assert_eq!(
@@ -596,5 +525,26 @@ fn sigint_stops_the_run_with_130_and_keeps_the_session() {
         stdout_json(&found).as_array().unwrap().len(),
         1,
         "the user's message was saved"
+    );
+}
+
+#[test]
+fn resuming_an_unknown_session_says_how_to_find_one() {
+    let env = Env::new();
+    let server = mock();
+    let out = run_cmd(&env, &server)
+        .args(["run", "--resume", "no-such-session", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no session with id 'no-such-session'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("knack sessions list"), "{stderr}");
+    assert!(
+        server.chat_requests().is_empty(),
+        "nothing was sent to the model"
     );
 }

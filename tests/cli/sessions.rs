@@ -5,7 +5,7 @@ use agent_loop::{NewSession, SessionStore};
 use knack_config::KnackHome;
 use serde_json::json;
 
-use super::common::{Env, stdout_json};
+use super::common::{Env, stdout_json, success};
 
 /// Two sessions: an older one about a heron and a newer one about a pelican.
 fn seed(env: &Env) -> (String, String) {
@@ -62,16 +62,7 @@ fn seed(env: &Env) -> (String, String) {
 fn list_is_newest_first_in_the_contract_shape() {
     let env = Env::new();
     let (older, newer) = seed(&env);
-    let out = env
-        .knack()
-        .args(["sessions", "list", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(env.knack().args(["sessions", "list", "--json"]));
     let list = stdout_json(&out);
     let items = list.as_array().unwrap();
     assert_eq!(items.len(), 2);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use assert_cmd::Command;
 use serde_json::Value;
 
-use super::common::{Env, stdout_json, write_file};
+use super::common::{Env, stdout_json, success, write_file};
 
 const SKILLS: &[(&str, &str)] = &[
     ("ops/DESCRIPTION.md", "Operations.\n"),
@@ -254,15 +254,7 @@ fn opt_out_stops_seeding_and_opt_in_resumes_it() {
 #[test]
 fn the_compiled_in_bundle_seeds_without_a_repository() {
     let env = Env::new();
-    let out = run(&env, &["skills", "sync", "--json"])
-        .env_remove("KNACK_BUNDLED_SKILLS")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = success(run(&env, &["skills", "sync", "--json"]).env_remove("KNACK_BUNDLED_SKILLS"));
     let report = stdout_json(&out);
     let total = report["total"].as_u64().unwrap();
     assert!(total >= 12, "{total} bundled skills");

@@ -33,7 +33,7 @@ pub enum Error {
         known: i64,
     },
 
-    #[error("no session with id '{0}'")]
+    #[error("no session with id '{0}'; `knack sessions list` shows the stored ones")]
     SessionNotFound(String),
 
     #[error("session store holds unreadable data: {0}")]

@@ -1,6 +1,7 @@
 //! Test-only helpers for knack: a scripted OpenAI-compatible mock model server,
 //! its reply builders, request invariants, and a static-file server for hub tests.
 
+mod bench;
 mod git;
 mod invariants;
 mod listener;
@@ -8,6 +9,7 @@ mod reply;
 mod server;
 mod static_server;
 
+pub use bench::print_bench;
 pub use git::{git, git_repo};
 pub use invariants::check_invariants;
 pub use reply::{ScriptedReply, ScriptedToolCall, ScriptedUsage};

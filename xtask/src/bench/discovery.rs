@@ -65,28 +65,13 @@ fn measure_all(ws: &Workspace, args: &BenchArgs, knack: &Path, work: &Path) -> R
     let mut gen_note = String::new();
     for skills in SIZES {
         let home = work.join(format!("home-{skills}"));
-        let started = Instant::now();
-        let summary = gen_tree::generate(
-            &home.join("skills"),
-            &TreeSpec {
-                skills,
-                seed: args.seed,
-                external: None,
-            },
-        )?;
-        let took = started.elapsed();
-        println!(
-            "gen-tree {skills}: {} in {:.2} s",
-            summary.line(),
-            took.as_secs_f64()
-        );
+        let (summary, took) = generated_home(&home, skills, args.seed, true)?;
         if skills == 10_000 {
             gen_note = format!(
                 "gen-tree wrote the 10,000-skill tree in {:.2} s",
                 took.as_secs_f64()
             );
         }
-        write_config(&home, true)?;
         trees.push(Tree {
             skills,
             home,
@@ -202,6 +187,33 @@ pub(super) fn write_config(home: &Path, bundled_opt_out: bool) -> Result<()> {
         ),
     )
     .with_context(|| format!("cannot write {}/config.yaml", home.display()))
+}
+
+/// `home/skills` filled by gen-tree with `skills` skills, and the bench config
+/// written; prints the tree summary and returns it with the time it took.
+pub(super) fn generated_home(
+    home: &Path,
+    skills: usize,
+    seed: u64,
+    bundled_opt_out: bool,
+) -> Result<(gen_tree::TreeSummary, std::time::Duration)> {
+    let started = Instant::now();
+    let summary = gen_tree::generate(
+        &home.join("skills"),
+        &TreeSpec {
+            skills,
+            seed,
+            external: None,
+        },
+    )?;
+    let took = started.elapsed();
+    println!(
+        "gen-tree {skills}: {} in {:.2} s",
+        summary.line(),
+        took.as_secs_f64()
+    );
+    write_config(home, bundled_opt_out)?;
+    Ok((summary, took))
 }
 
 fn measure(run: &Invocation, tree: &Tree, start: Start, args: &BenchArgs) -> Result<Stats> {

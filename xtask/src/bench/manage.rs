@@ -3,13 +3,11 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 
-use super::discovery::{SETTLE, write_config};
+use super::discovery::{SETTLE, generated_home};
 use super::{BenchArgs, Invocation, Row, Stats, Target, Workspace};
-use crate::gen_tree::{self, TreeSpec};
 
 const SKILLS: usize = 10_000;
 const TARGET_MS: f64 = 30.0;
@@ -47,21 +45,7 @@ fn patch_arguments(name: &str, old: &str, new: &str) -> String {
 
 fn measure_all(ws: &Workspace, args: &BenchArgs, knack: &Path, work: &Path) -> Result<bool> {
     let home = work.join("home");
-    let started = Instant::now();
-    let summary = gen_tree::generate(
-        &home.join("skills"),
-        &TreeSpec {
-            skills: SKILLS,
-            seed: args.seed,
-            external: None,
-        },
-    )?;
-    println!(
-        "gen-tree {SKILLS}: {} in {:.2} s",
-        summary.line(),
-        started.elapsed().as_secs_f64()
-    );
-    write_config(&home, true)?;
+    let (summary, _) = generated_home(&home, SKILLS, args.seed, true)?;
     let name = summary
         .sample_unique_name
         .context("the generated tree has no skill with a unique name")?;

@@ -3,13 +3,11 @@
 
 use std::fs;
 use std::path::Path;
-use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use super::discovery::{SETTLE, write_config};
+use super::discovery::{SETTLE, generated_home};
 use super::{BenchArgs, Invocation, Row, Target, Workspace};
-use crate::gen_tree::{self, TreeSpec};
 
 const SKILLS: usize = 10_000;
 const INDEX_TARGET_MS: f64 = 20.0;
@@ -27,21 +25,7 @@ pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
 fn measure_all(ws: &Workspace, args: &BenchArgs, knack: &Path, work: &Path) -> Result<bool> {
     let home = work.join("home");
     let skills_root = home.join("skills");
-    let started = Instant::now();
-    let summary = gen_tree::generate(
-        &skills_root,
-        &TreeSpec {
-            skills: SKILLS,
-            seed: args.seed,
-            external: None,
-        },
-    )?;
-    println!(
-        "gen-tree {SKILLS}: {} in {:.2} s",
-        summary.line(),
-        started.elapsed().as_secs_f64()
-    );
-    write_config(&home, true)?;
+    generated_home(&home, SKILLS, args.seed, true)?;
 
     let mut rows = Vec::new();
     let output = ws.run_ignored_tests(

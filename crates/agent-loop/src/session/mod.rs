@@ -47,6 +47,35 @@ pub struct SessionOptions {
     pub approver: Arc<dyn Approver>,
 }
 
+impl SessionOptions {
+    /// A new session with the config's defaults: no extra system message, no
+    /// preloads, `agent.max_iterations`, the review on, and every flagged
+    /// terminal command refused (`AutoDeny`). Change fields with `..` syntax.
+    pub fn new(
+        home: KnackHome,
+        config: Config,
+        cwd: PathBuf,
+        platform: Platform,
+        model: impl Into<String>,
+    ) -> Self {
+        let system_message = config.agent.system_message.clone();
+        let max_iterations = config.agent.max_iterations;
+        Self {
+            home,
+            config,
+            cwd,
+            platform,
+            model: model.into(),
+            system_message,
+            preload: Vec::new(),
+            resume: None,
+            max_iterations,
+            review: true,
+            approver: Arc::new(crate::tools::AutoDeny),
+        }
+    }
+}
+
 /// A live session. Not shared between tasks: the handle owns it.
 pub struct Session {
     pub(crate) id: String,

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use agent_loop::AutoDeny;
 use agent_loop::model::{
     ChatRequest, Completion, ModelClient, ModelFuture, Role, StreamUpdate, ToolCall, UpdateSink,
     Usage,
@@ -14,6 +13,7 @@ use agent_loop::model::{
 use agent_loop::session::{EventSink, Session, SessionOptions, TurnOutcome};
 use knack_config::{Config, KnackHome};
 use prompt_builder::Platform;
+use test_support::print_bench;
 use tokio_util::sync::CancellationToken;
 
 const ANSWER: &str = "The skills list shows what is available here. The deploy skill covers \
@@ -103,17 +103,15 @@ async fn iteration_times(encode: bool) -> Vec<Duration> {
         });
         let (events, mut rx) = EventSink::channel();
         let options = SessionOptions {
-            home: KnackHome::at(&home),
-            config: Config::default(),
-            cwd,
-            platform: Platform::Cli,
-            model: "instant".into(),
-            system_message: None,
-            preload: Vec::new(),
-            resume: None,
             max_iterations: 10,
             review: false,
-            approver: Arc::new(AutoDeny),
+            ..SessionOptions::new(
+                KnackHome::at(&home),
+                Config::default(),
+                cwd,
+                Platform::Cli,
+                "instant",
+            )
         };
         let mut session = Session::start(options, model.clone(), events).unwrap();
         let mut turn = 0;
@@ -155,17 +153,4 @@ async fn run_turn(session: &mut Session, turn: usize) {
 async fn bench_loop_iteration_200_messages() {
     print_bench("loop_iteration", iteration_times(false).await);
     print_bench("loop_iteration_encoded", iteration_times(true).await);
-}
-
-/// One `BENCH name=<median> ms min=… max=… n=…` line for the xtask parser.
-fn print_bench(name: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "BENCH {name}={:.4} ms min={:.4} max={:.4} n={}",
-        ms(samples[samples.len() / 2]),
-        ms(samples[0]),
-        ms(samples[samples.len() - 1]),
-        samples.len()
-    );
 }

@@ -32,17 +32,16 @@ async fn run_with_decision(decision: ApprovalDecision) -> (Vec<Event>, Value) {
     let (events, events_rx) = EventSink::channel();
     let approver = ChannelApprover::new(events.clone());
     let options = SessionOptions {
-        home: KnackHome::at(home.path()),
-        config,
-        cwd: cwd.path().to_path_buf(),
-        platform: Platform::Tui,
-        model: "mock".into(),
-        system_message: None,
-        preload: Vec::new(),
-        resume: None,
         max_iterations: 5,
         review: false,
         approver: Arc::new(approver.clone()),
+        ..SessionOptions::new(
+            KnackHome::at(home.path()),
+            config,
+            cwd.path().to_path_buf(),
+            Platform::Tui,
+            "mock",
+        )
     };
     let client = ChatCompletionsClient::new(ClientSettings::new(server.base_url())).unwrap();
     let session = Session::start(options, Arc::new(client), events).unwrap();

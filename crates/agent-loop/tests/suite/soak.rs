@@ -10,7 +10,6 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
 
-use agent_loop::AutoDeny;
 use agent_loop::session::{EventSink, Session, SessionOptions, TurnOutcome};
 use knack_config::{Config, KnackHome};
 use prompt_builder::Platform;
@@ -109,17 +108,15 @@ fn soak_thousand_turns() {
         let (events, rx) = EventSink::channel();
         drop(rx);
         let options = SessionOptions {
-            home: KnackHome::at(&home),
-            config: Config::default(),
-            cwd,
-            platform: Platform::Cli,
-            model: "mock-model".into(),
-            system_message: None,
-            preload: Vec::new(),
-            resume: None,
             max_iterations: 10,
             review: false,
-            approver: Arc::new(AutoDeny),
+            ..SessionOptions::new(
+                KnackHome::at(&home),
+                Config::default(),
+                cwd,
+                Platform::Cli,
+                "mock-model",
+            )
         };
         let client = Arc::new(super::client(&base_url, 2));
         let mut session = Session::start(options, client, events).unwrap();

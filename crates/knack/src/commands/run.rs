@@ -63,11 +63,6 @@ async fn run_async(
         Arc::new(AutoDeny)
     };
     let options = SessionOptions {
-        home: ctx.home.clone(),
-        config: ctx.config.clone(),
-        cwd: ctx.cwd.clone(),
-        platform: Platform::Cli,
-        model: choice.model.clone(),
         system_message: args
             .system
             .clone()
@@ -79,6 +74,13 @@ async fn run_async(
             .unwrap_or(ctx.config.agent.max_iterations),
         review: !args.no_review,
         approver,
+        ..SessionOptions::new(
+            ctx.home.clone(),
+            ctx.config.clone(),
+            ctx.cwd.clone(),
+            Platform::Cli,
+            choice.model.clone(),
+        )
     };
     let json = args.json;
     let printer = tokio::spawn(async move {

@@ -51,13 +51,8 @@ fn list(store: &SessionStore, json_out: bool) -> anyhow::Result<u8> {
 }
 
 fn load(store: &SessionStore, id: &str) -> anyhow::Result<StoredSession> {
-    match store.load_session(id) {
-        Ok(session) => Ok(session),
-        Err(agent_loop::Error::SessionNotFound(_)) => Err(exit::failed(format!(
-            "no session with id '{id}'; see `knack sessions list`"
-        ))),
-        Err(e) => Err(e.into()),
-    }
+    // A missing id is exit 1 with the error's own hint, like any failure.
+    Ok(store.load_session(id)?)
 }
 
 fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
@@ -139,14 +134,7 @@ fn search(store: &SessionStore, query: &str, json_out: bool) -> anyhow::Result<u
 }
 
 fn delete(store: &SessionStore, id: &str) -> anyhow::Result<u8> {
-    match store.delete(id) {
-        Ok(()) => {
-            println!("Deleted session {id}.");
-            Ok(exit::OK)
-        }
-        Err(agent_loop::Error::SessionNotFound(_)) => Err(exit::failed(format!(
-            "no session with id '{id}'; see `knack sessions list`"
-        ))),
-        Err(e) => Err(e.into()),
-    }
+    store.delete(id)?;
+    println!("Deleted session {id}.");
+    Ok(exit::OK)
 }

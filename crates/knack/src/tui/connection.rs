@@ -49,17 +49,16 @@ pub async fn connect_agent(
         Arc::new(channel_approver.clone())
     };
     let session_options = SessionOptions {
-        home: ctx.home.clone(),
-        config: ctx.config.clone(),
-        cwd: ctx.cwd.clone(),
-        platform: Platform::Tui,
-        model: choice.model.clone(),
-        system_message: ctx.config.agent.system_message.clone(),
         preload: options.preload.clone(),
         resume: options.resume.clone(),
-        max_iterations: ctx.config.agent.max_iterations,
-        review: true,
         approver,
+        ..SessionOptions::new(
+            ctx.home.clone(),
+            ctx.config.clone(),
+            ctx.cwd.clone(),
+            Platform::Tui,
+            choice.model.clone(),
+        )
     };
     let session = Session::start(session_options, Arc::new(choice.client), events)
         .map_err(|e| crate::exit::failed(e.to_string()))?;

@@ -11,6 +11,7 @@ use prompt_builder::{
     render_skills_index, tools_for_toolsets,
 };
 use skill_core::{DiscoveryOptions, Scope, SkillRoot, SkillSet, discover};
+use test_support::print_bench;
 
 /// The xtask points this at a `gen-tree` output; without it a plain tree is written here.
 const TREE_ENV: &str = "KNACK_BENCH_SKILLS_ROOT";
@@ -113,17 +114,4 @@ fn time_each(rounds: usize, mut before: impl FnMut(), mut work: impl FnMut()) ->
             start.elapsed()
         })
         .collect()
-}
-
-/// One `BENCH name=<median> ms min=… max=… n=…` line for the xtask parser.
-fn print_bench(name: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "BENCH {name}={:.4} ms min={:.4} max={:.4} n={}",
-        ms(samples[samples.len() / 2]),
-        ms(samples[0]),
-        ms(samples[samples.len() - 1]),
-        samples.len()
-    );
 }

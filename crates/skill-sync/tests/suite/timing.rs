@@ -1,6 +1,7 @@
 //! Rough cost of the start-up check when nothing changed (printed, not asserted).
 
 use super::fixture::Fixture;
+use test_support::print_bench;
 
 #[test]
 fn no_op_sync_cost_is_printed() {
@@ -58,17 +59,4 @@ fn time_each(rounds: usize, mut work: impl FnMut()) -> Vec<std::time::Duration> 
             start.elapsed()
         })
         .collect()
-}
-
-/// One `BENCH name=<median> ms min=… max=… n=…` line for the xtask parser.
-fn print_bench(name: &str, mut samples: Vec<std::time::Duration>) {
-    samples.sort();
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "BENCH {name}={:.4} ms min={:.4} max={:.4} n={}",
-        ms(samples[samples.len() / 2]),
-        ms(samples[0]),
-        ms(samples[samples.len() - 1]),
-        samples.len()
-    );
 }
