@@ -122,7 +122,7 @@ fn snapshot_is_reused_and_an_edited_nested_skill_is_seen() {
             .unwrap()
             .contains("axolotl: Fine tune with axolotl v1")
     );
-    let snapshot = env.home_path("cache/skills-snapshot.json");
+    let snapshot = env.home_path("cache/skills-snapshot.bin");
     let written = std::fs::metadata(&snapshot).unwrap().modified().unwrap();
     let (again, _) = show_json(&env);
     assert_eq!(before, again);

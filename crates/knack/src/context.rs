@@ -62,4 +62,14 @@ impl Context {
     pub fn discover(&self) -> SkillSet {
         skill_core::snapshot::load_or_discover(&self.discovery_options(), &self.home.cache_dir())
     }
+
+    /// `discover`, for a short command that uses the set and ends: a
+    /// snapshot that needs rewriting is written meanwhile on another thread.
+    pub fn with_skills<R>(&self, use_set: impl FnOnce(&SkillSet) -> R) -> R {
+        skill_core::snapshot::with_skill_set(
+            &self.discovery_options(),
+            &self.home.cache_dir(),
+            use_set,
+        )
+    }
 }

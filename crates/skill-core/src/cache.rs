@@ -3,9 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::discovery::{Fingerprint, discover};
+use crate::discovery::discover;
 use crate::roots::DiscoveryOptions;
 use crate::skill_set::SkillSet;
+use crate::stamp::Fingerprint;
 
 struct Cached {
     options: DiscoveryOptions,

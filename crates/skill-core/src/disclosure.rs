@@ -1,15 +1,15 @@
 //! Progressive disclosure: `skills_list` (level 1) and `skill_view` (the full
 //! text, then one support file at a time). Both answer with CONTRACT.md's JSON.
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::io::Read;
 use std::path::{Component, Path};
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::preprocess::{PreprocessOptions, TemplateValues, preprocess};
-use crate::skill::{SUPPORT_DIRS, Skill};
+use crate::skill::{QualifiedId, SUPPORT_DIRS, Scope, Skill};
 use crate::skill_set::{Gate, Resolution, SkillSet};
 
 /// Largest text file `skill_view` returns whole.
@@ -32,52 +32,95 @@ pub fn failure(error: impl Into<String>) -> Map<String, Value> {
     map
 }
 
-/// `skills_list(category?)`.
-pub fn skills_list(set: &SkillSet, category: Option<&str>) -> Value {
+/// The `skills_list` answer, borrowed from the skill set. Serializes to
+/// CONTRACT.md's JSON, keys in this order, with no per-skill copies, so a
+/// caller can stream it straight to a writer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkillListing<'a> {
+    pub success: bool,
+    pub count: usize,
+    /// Categories of the listed skills, sorted, each once.
+    pub categories: Vec<&'a str>,
+    pub skills: Vec<ListedSkill<'a>>,
+    /// Only when nothing is listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Only when something is listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<&'static str>,
+}
+
+/// One row of `skills_list`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListedSkill<'a> {
+    pub name: &'a str,
+    /// Cut at `MAX_DESCRIPTION_CHARS`.
+    pub description: &'a str,
+    pub category: Option<&'a str>,
+    pub id: &'a str,
+    pub qualified_id: QualifiedId<'a>,
+    pub scope: &'a Scope,
+}
+
+impl<'a> ListedSkill<'a> {
+    pub fn new(skill: &'a Skill) -> Self {
+        Self {
+            name: &skill.name,
+            description: skill.listed_description(),
+            category: skill.category.as_deref(),
+            id: &skill.id,
+            qualified_id: skill.qualified(),
+            scope: &skill.scope,
+        }
+    }
+}
+
+/// `skills_list(category?)` as a typed value; `skills_list` is its JSON.
+pub fn skill_listing<'a>(set: &'a SkillSet, category: Option<&str>) -> SkillListing<'a> {
     let category = category.map(str::trim).filter(|c| !c.is_empty());
-    let skills: Vec<&Skill> = set
+    let in_category = |skill: &Skill| match category {
+        None => true,
+        Some(c) => skill.category.as_deref().is_some_and(|sc| {
+            sc.strip_prefix(c)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        }),
+    };
+    let skills: Vec<ListedSkill<'a>> = set
         .visible()
         .into_iter()
-        .filter(|s| match category {
-            None => true,
-            Some(c) => s
-                .category
-                .as_deref()
-                .is_some_and(|sc| sc == c || sc.starts_with(&format!("{c}/"))),
-        })
+        .filter(|s| in_category(s))
+        .map(ListedSkill::new)
         .collect();
-    let categories: BTreeSet<&str> = skills
-        .iter()
-        .filter_map(|s| s.category.as_deref())
-        .collect();
-    let items: Vec<Value> = skills
-        .iter()
-        .map(|s| {
-            json!({
-                "name": s.name,
-                "description": s.list_description(),
-                "category": s.category,
-                "id": s.id,
-                "qualified_id": s.qualified_id(),
-                "scope": s.scope,
-            })
-        })
-        .collect();
-    let mut out = json!({
-        "success": true,
-        "count": items.len(),
-        "categories": categories,
-        "skills": items,
-    });
-    if items.is_empty() {
-        out["message"] = json!(match category {
+    // `visible` orders by category first, so equal categories are adjacent
+    // and already sorted.
+    let mut categories: Vec<&'a str> = skills.iter().filter_map(|s| s.category).collect();
+    categories.dedup();
+    let (message, hint) = if skills.is_empty() {
+        let message = match category {
             Some(c) => format!("No skills in category '{c}'."),
             None => "No skills found. Create one with skill_manage or install one with `knack skills install`.".to_owned(),
-        });
+        };
+        (Some(message), None)
     } else {
-        out["hint"] = json!("Load a skill's full text with skill_view(name).");
+        (
+            None,
+            Some("Load a skill's full text with skill_view(name)."),
+        )
+    };
+    SkillListing {
+        success: true,
+        count: skills.len(),
+        categories,
+        skills,
+        message,
+        hint,
     }
-    out
+}
+
+/// `skills_list(category?)`.
+pub fn skills_list(set: &SkillSet, category: Option<&str>) -> Value {
+    serde_json::to_value(skill_listing(set, category))
+        .unwrap_or_else(|e| Value::Object(failure(format!("cannot render the skill list: {e}"))))
 }
 
 /// `skill_view(name, file_path?)`.
@@ -436,6 +479,107 @@ fn read_text_lossy(path: &Path) -> std::io::Result<String> {
 mod tests {
     use super::*;
     use crate::{DiscoveryOptions, Scope, SkillRoot};
+
+    /// `skills_list` as it was built before the typed listing: one `json!`
+    /// object per skill. The typed listing must serialize to the same bytes.
+    fn value_built_list(set: &SkillSet, category: Option<&str>) -> Value {
+        let category = category.map(str::trim).filter(|c| !c.is_empty());
+        let skills: Vec<&Skill> = set
+            .visible()
+            .into_iter()
+            .filter(|s| match category {
+                None => true,
+                Some(c) => s
+                    .category
+                    .as_deref()
+                    .is_some_and(|sc| sc == c || sc.starts_with(&format!("{c}/"))),
+            })
+            .collect();
+        let categories: std::collections::BTreeSet<&str> = skills
+            .iter()
+            .filter_map(|s| s.category.as_deref())
+            .collect();
+        let items: Vec<Value> = skills
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "description": s.list_description(),
+                    "category": s.category,
+                    "id": s.id,
+                    "qualified_id": s.qualified_id(),
+                    "scope": s.scope,
+                })
+            })
+            .collect();
+        let mut out = json!({
+            "success": true,
+            "count": items.len(),
+            "categories": categories,
+            "skills": items,
+        });
+        if items.is_empty() {
+            out["message"] = json!(match category {
+                Some(c) => format!("No skills in category '{c}'."),
+                None => "No skills found. Create one with skill_manage or install one with `knack skills install`.".to_owned(),
+            });
+        } else {
+            out["hint"] = json!("Load a skill's full text with skill_view(name).");
+        }
+        out
+    }
+
+    #[test]
+    fn typed_listing_writes_the_same_json_as_the_value_builder() {
+        let set = crate::skill_set::tests::sample_set();
+        let empty = SkillSet::default();
+        for (set, category) in [
+            (&set, None),
+            (&set, Some("devops")),
+            (&set, Some(" devops ")),
+            (&set, Some("devops/k8s")),
+            (&set, Some("dev")),
+            (&set, Some("devops-tools")),
+            (&set, Some("os")),
+            (&set, Some("nope")),
+            (&set, Some("  ")),
+            (&empty, None),
+            (&empty, Some("devops")),
+        ] {
+            let typed = skill_listing(set, category);
+            let expected = value_built_list(set, category);
+            assert_eq!(
+                serde_json::to_string_pretty(&typed).unwrap(),
+                serde_json::to_string_pretty(&expected).unwrap(),
+                "category {category:?}"
+            );
+            assert_eq!(
+                serde_json::to_string(&typed).unwrap(),
+                serde_json::to_string(&expected).unwrap()
+            );
+            assert_eq!(skills_list(set, category), expected);
+        }
+        let all = skill_listing(&set, None);
+        assert_eq!(all.count, 9);
+        assert_eq!(
+            all.categories,
+            vec!["data", "devops", "devops-tools", "devops/k8s"]
+        );
+        let long = all.skills.iter().find(|s| s.name == "long").unwrap();
+        assert_eq!(
+            long.description.chars().count(),
+            crate::skill::MAX_DESCRIPTION_CHARS
+        );
+        let devops = skill_listing(&set, Some("devops"));
+        assert_eq!(devops.categories, vec!["devops", "devops/k8s"]);
+        assert_eq!(skill_listing(&set, Some("dev")).count, 0);
+        assert_eq!(
+            skill_listing(&empty, None).message.as_deref(),
+            Some(
+                "No skills found. Create one with skill_manage or install one with `knack skills install`."
+            )
+        );
+    }
 
     // Found by the fault-injection test with 1 MB of tool arguments: the
     // refusal quoted the whole name back, a megabyte into the model's context.

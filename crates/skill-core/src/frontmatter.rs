@@ -8,6 +8,8 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod simple_yaml;
+
 /// One declared environment variable a skill needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvRequirement {
@@ -22,13 +24,9 @@ pub struct EnvRequirement {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Conditions {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requires_toolsets: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallback_for_toolsets: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requires_tools: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallback_for_tools: Vec<String>,
 }
 
@@ -45,34 +43,23 @@ impl Conditions {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Frontmatter {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub platforms: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related_skills: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required_environment_variables: Vec<EnvRequirement>,
-    #[serde(skip_serializing_if = "Conditions::is_empty")]
     pub conditions: Conditions,
     /// Who created the skill (`user`, `agent`, `hub`, `bundled`), when recorded.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The raw `metadata` map; only read while parsing, so never stored in
+    /// the discovery snapshot (which also cannot hold untyped values).
+    #[serde(skip)]
     pub metadata: Option<Value>,
 }
 
@@ -156,6 +143,16 @@ fn parse_yaml(yaml: &str) -> Result<RawFrontmatter, String> {
     if yaml.trim().is_empty() {
         return Ok(RawFrontmatter::default());
     }
+    // Most frontmatter is simple enough for a reader that costs a small
+    // fraction of serde-saphyr; it declines whenever it could disagree.
+    if let Some(raw) = simple_yaml::parse(yaml) {
+        return Ok(raw);
+    }
+    parse_yaml_with_saphyr(yaml)
+}
+
+/// The full YAML parser: the reference the fast path must agree with.
+fn parse_yaml_with_saphyr(yaml: &str) -> Result<RawFrontmatter, String> {
     let options = serde_saphyr::options! {
         strict_booleans: true,
         duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::LastWins,
@@ -202,7 +199,7 @@ fn fallback_key_values(yaml: &str) -> RawFrontmatter {
 }
 
 /// The frontmatter exactly as written, before fallbacks are applied.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 struct RawFrontmatter {
     name: Option<Scalar>,
@@ -277,7 +274,7 @@ fn scalar_text(value: &Value) -> Option<String> {
 }
 
 /// Any YAML scalar, kept as the text the author wrote where possible.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Scalar(String);
 
 impl<'de> Deserialize<'de> for Scalar {
@@ -337,7 +334,7 @@ impl<'de> Visitor<'de> for ScalarVisitor {
 }
 
 /// A list given as `[a, b]`, as `"a, b"`, or as a single scalar.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct StringList(Vec<String>);
 
 impl StringList {
@@ -374,12 +371,17 @@ impl<'de> Deserialize<'de> for StringList {
 }
 
 /// `required_environment_variables` as names or as `{name, prompt, help, optional}`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct EnvList(Vec<EnvRequirement>);
 
 impl<'de> Deserialize<'de> for EnvList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
+        Value::deserialize(d).map(Self::from_value)
+    }
+}
+
+impl EnvList {
+    fn from_value(value: Value) -> Self {
         let items = match value {
             Value::Array(items) => items,
             Value::Null => Vec::new(),
@@ -411,7 +413,7 @@ impl<'de> Deserialize<'de> for EnvList {
                 _ => {}
             }
         }
-        Ok(EnvList(out))
+        EnvList(out)
     }
 }
 

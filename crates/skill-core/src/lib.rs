@@ -15,13 +15,17 @@ pub mod roots;
 pub mod skill;
 pub mod skill_set;
 pub mod snapshot;
+pub mod stamp;
 pub mod tool_specs;
 pub mod validate;
+mod walk;
 pub mod watch;
 
 pub use cache::DiscoveryCache;
-pub use disclosure::{ViewContext, skill_view, skills_list};
-pub use discovery::{Fingerprint, discover};
+pub use disclosure::{
+    ListedSkill, SkillListing, ViewContext, skill_listing, skill_view, skills_list,
+};
+pub use discovery::{discover, doctor_report};
 pub use frontmatter::{Conditions, EnvRequirement, Frontmatter};
 pub use manage::{
     Actor, ManageAction, ManageContext, SkillManageArgs, WriteOrigin, skill_manage,
@@ -29,8 +33,9 @@ pub use manage::{
 };
 pub use preprocess::{PreprocessOptions, TemplateValues};
 pub use roots::{DiscoveryOptions, SkillRoot};
-pub use skill::{Scope, Skill};
+pub use skill::{QualifiedId, Scope, Skill};
 pub use skill_set::{DoctorEntry, EntryStatus, Gate, Resolution, RootReport, SkillSet};
+pub use stamp::Fingerprint;
 pub use tool_specs::{ToolSpec, tool_specs};
 
 /// Errors from skill-core operations that touch the file system.

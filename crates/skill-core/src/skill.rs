@@ -1,6 +1,7 @@
 //! A discovered skill: where it lives, what it is called, and what its
 //! frontmatter says. Bodies are never kept here; they are read on demand.
 
+use std::cmp::Ordering;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -83,7 +84,16 @@ pub struct Skill {
 
 impl Skill {
     pub fn qualified_id(&self) -> String {
-        format!("{}:{}", self.scope.namespace(), self.id)
+        self.qualified().to_string()
+    }
+
+    /// The qualified id as borrowed parts, for comparing and writing it
+    /// without building a string per skill.
+    pub fn qualified(&self) -> QualifiedId<'_> {
+        QualifiedId {
+            namespace: self.scope.namespace(),
+            id: &self.id,
+        }
     }
 
     pub fn top_category(&self) -> Option<&str> {
@@ -92,14 +102,151 @@ impl Skill {
 
     /// The description as `skills_list` shows it (cut at 1024 chars).
     pub fn list_description(&self) -> String {
-        cut_chars(&self.description, MAX_DESCRIPTION_CHARS)
+        self.listed_description().to_owned()
+    }
+
+    /// `list_description` without the copy.
+    pub fn listed_description(&self) -> &str {
+        clip_chars(&self.description, MAX_DESCRIPTION_CHARS)
+    }
+}
+
+/// `namespace:id`, the unique name of a skill across roots. Compares, prints
+/// and serializes exactly like the joined string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct QualifiedId<'a> {
+    pub namespace: &'a str,
+    pub id: &'a str,
+}
+
+impl QualifiedId<'_> {
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        self.namespace
+            .bytes()
+            .chain(std::iter::once(b':'))
+            .chain(self.id.bytes())
+    }
+}
+
+impl Ord for QualifiedId<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        if self.namespace == other.namespace {
+            self.id.cmp(other.id)
+        } else {
+            self.bytes().cmp(other.bytes())
+        }
+    }
+}
+
+impl PartialOrd for QualifiedId<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq<str> for QualifiedId<'_> {
+    fn eq(&self, other: &str) -> bool {
+        other
+            .strip_prefix(self.namespace)
+            .and_then(|rest| rest.strip_prefix(':'))
+            == Some(self.id)
+    }
+}
+
+impl fmt::Display for QualifiedId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.namespace)?;
+        f.write_str(":")?;
+        f.write_str(self.id)
+    }
+}
+
+impl Serialize for QualifiedId<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
 /// Cuts `text` to at most `max` characters without splitting a character.
 pub fn cut_chars(text: &str, max: usize) -> String {
+    clip_chars(text, max).to_owned()
+}
+
+/// `cut_chars` as a borrowed slice of `text`.
+pub fn clip_chars(text: &str, max: usize) -> &str {
+    // A string of at most `max` bytes has at most `max` characters.
+    if text.len() <= max {
+        return text;
+    }
     match text.char_indices().nth(max) {
-        Some((at, _)) => text[..at].to_owned(),
-        None => text.to_owned(),
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(scope: Scope, id: &str) -> Skill {
+        Skill {
+            name: id.rsplit('/').next().unwrap_or(id).to_owned(),
+            description: String::new(),
+            category: None,
+            id: id.to_owned(),
+            scope,
+            path: PathBuf::from(format!("/r/{id}/SKILL.md")),
+            skill_dir: PathBuf::from(format!("/r/{id}")),
+            root_index: 0,
+            frontmatter: Frontmatter::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn qualified_id_parts_compare_and_print_like_the_joined_string() {
+        let skills = [
+            skill(Scope::User, "devops/deploy"),
+            skill(Scope::User, "devops"),
+            skill(Scope::User, "devops-x/a"),
+            skill(Scope::Project, "devops/deploy"),
+            skill(Scope::External, "a"),
+            skill(Scope::Plugin("user2".into()), "a"),
+            skill(Scope::Plugin("use".into()), "r:a"),
+            skill(Scope::Plugin("u".into()), "ser:a"),
+        ];
+        for a in &skills {
+            let joined = a.qualified_id();
+            assert_eq!(a.qualified().to_string(), joined);
+            assert_eq!(serde_json::to_value(a.qualified()).unwrap(), joined);
+            assert!(a.qualified() == *joined.as_str());
+            for b in &skills {
+                let other = b.qualified_id();
+                assert_eq!(
+                    a.qualified().cmp(&b.qualified()),
+                    joined.cmp(&other),
+                    "{joined} vs {other}"
+                );
+                assert_eq!(a.qualified() == *other.as_str(), joined == other);
+            }
+        }
+        assert!(skills[0].qualified() != *"user:devops");
+        assert!(skills[0].qualified() != *"user");
+    }
+
+    #[test]
+    fn clip_chars_counts_characters_not_bytes() {
+        assert_eq!(clip_chars("abc", 3), "abc");
+        assert_eq!(clip_chars("abcd", 3), "abc");
+        assert_eq!(clip_chars("", 0), "");
+        assert_eq!(clip_chars("ééé", 2), "éé");
+        assert_eq!(clip_chars("ééé", 3), "ééé");
+        assert_eq!(clip_chars("日本語テキスト", 4), "日本語テ");
+        assert_eq!(cut_chars("日本語", 1), "日");
+        let long = "é".repeat(MAX_DESCRIPTION_CHARS + 5);
+        assert_eq!(
+            clip_chars(&long, MAX_DESCRIPTION_CHARS).chars().count(),
+            MAX_DESCRIPTION_CHARS
+        );
     }
 }

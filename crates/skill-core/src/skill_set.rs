@@ -82,7 +82,7 @@ pub enum Resolution<'a> {
 }
 
 /// Every skill discovery found, with its gate, plus what it reported.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct SkillSet {
     /// All parsed skills in discovery order (roots by precedence, then walk order).
     pub skills: Vec<Skill>,
@@ -91,27 +91,80 @@ pub struct SkillSet {
     /// Category path → (root index, description) from `DESCRIPTION.md`.
     pub category_descriptions: BTreeMap<String, (usize, String)>,
     pub roots: Vec<RootReport>,
+    /// Doctor entries for SKILL.md files that did not become a skill of
+    /// `skills` (skipped, truncated, decoys), sorted by path after `finish`.
+    /// The `ok`, `gated` and `ambiguous` entries of the skills themselves
+    /// follow from `skills`, `gates` and `ambiguous_names`, so they are only
+    /// built when asked for: see `doctor_entries`. Such entries found here
+    /// anyway are ignored by it.
     pub entries: Vec<DoctorEntry>,
     pub notices: Vec<String>,
     /// Names carried by more than one visible skill.
     pub ambiguous_names: BTreeSet<String>,
 }
 
+/// Statuses only ever given to a skill of `SkillSet::skills`, and so rebuilt
+/// from the skills rather than stored.
+fn describes_kept_skill(status: EntryStatus) -> bool {
+    matches!(
+        status,
+        EntryStatus::Ok | EntryStatus::Gated | EntryStatus::Ambiguous
+    )
+}
+
+/// Two sets are equal when they would answer every question the same way:
+/// per-skill doctor entries a set happens to carry do not count, because
+/// `doctor_entries` rebuilds them from the skills.
+impl PartialEq for SkillSet {
+    fn eq(&self, other: &Self) -> bool {
+        fn stored(set: &SkillSet) -> impl Iterator<Item = &DoctorEntry> {
+            set.entries
+                .iter()
+                .filter(|e| !describes_kept_skill(e.status))
+        }
+        self.skills == other.skills
+            && self.gates == other.gates
+            && self.category_descriptions == other.category_descriptions
+            && self.roots == other.roots
+            && self.notices == other.notices
+            && self.ambiguous_names == other.ambiguous_names
+            && stored(self).eq(stored(other))
+    }
+}
+
 impl SkillSet {
-    /// Computes collisions and the doctor entries of parsed skills.
+    /// Computes the names shared by visible skills and puts the doctor
+    /// entries of the walk in path order. Per-skill entries are left to
+    /// `doctor_entries`: only `knack skills doctor` reads them.
     pub(crate) fn finish(&mut self) {
-        let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut names: Vec<&str> = self
+            .skills
+            .iter()
+            .zip(&self.gates)
+            .filter(|(_, g)| g.is_none())
+            .map(|(s, _)| s.name.as_str())
+            .collect();
+        names.sort_unstable();
+        self.ambiguous_names = names
+            .windows(2)
+            .filter(|pair| pair[0] == pair[1])
+            .map(|pair| pair[0].to_owned())
+            .collect();
+        self.entries.retain(|e| !describes_kept_skill(e.status));
+        self.entries.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+
+    /// Every line of `knack skills doctor`: one entry per skill (ok, gated or
+    /// ambiguous, with the reason) and the stored entries, sorted by path.
+    pub fn doctor_entries(&self) -> Vec<DoctorEntry> {
+        // Visible skills sharing an ambiguous name, in discovery order.
+        let mut sharing: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, skill) in self.skills.iter().enumerate() {
-            if self.gates[i].is_none() {
-                by_name.entry(skill.name.as_str()).or_default().push(i);
+            if self.gates[i].is_none() && self.ambiguous_names.contains(&skill.name) {
+                sharing.entry(skill.name.as_str()).or_default().push(i);
             }
         }
-        self.ambiguous_names = by_name
-            .iter()
-            .filter(|(_, v)| v.len() > 1)
-            .map(|(k, _)| (*k).to_owned())
-            .collect();
-        let mut entries = Vec::with_capacity(self.skills.len());
+        let mut entries = Vec::with_capacity(self.skills.len() + self.entries.len());
         for (i, skill) in self.skills.iter().enumerate() {
             let entry = match self.gates[i] {
                 Some(Gate::Platform) => DoctorEntry::for_skill(
@@ -127,30 +180,37 @@ impl SkillSet {
                     EntryStatus::Gated,
                     "listed in skills.disabled".into(),
                 ),
-                None if self.ambiguous_names.contains(&skill.name) => {
-                    let others: Vec<String> = by_name[skill.name.as_str()]
-                        .iter()
-                        .filter(|&&j| j != i)
-                        .map(|&j| self.skills[j].qualified_id())
-                        .collect();
-                    DoctorEntry::for_skill(
-                        skill,
-                        EntryStatus::Ambiguous,
-                        format!(
-                            "the name '{}' is also used by {}; load it by its id {}",
-                            skill.name,
-                            others.join(", "),
-                            skill.qualified_id()
-                        ),
-                    )
-                }
-                None => DoctorEntry::for_skill(skill, EntryStatus::Ok, String::new()),
+                None => match sharing.get(skill.name.as_str()) {
+                    Some(same_name) => {
+                        let others: Vec<String> = same_name
+                            .iter()
+                            .filter(|&&j| j != i)
+                            .map(|&j| self.skills[j].qualified_id())
+                            .collect();
+                        DoctorEntry::for_skill(
+                            skill,
+                            EntryStatus::Ambiguous,
+                            format!(
+                                "the name '{}' is also used by {}; load it by its id {}",
+                                skill.name,
+                                others.join(", "),
+                                skill.qualified()
+                            ),
+                        )
+                    }
+                    None => DoctorEntry::for_skill(skill, EntryStatus::Ok, String::new()),
+                },
             };
             entries.push(entry);
         }
-        entries.append(&mut self.entries);
+        entries.extend(
+            self.entries
+                .iter()
+                .filter(|e| !describes_kept_skill(e.status))
+                .cloned(),
+        );
         entries.sort_by(|a, b| a.path.cmp(&b.path));
-        self.entries = entries;
+        entries
     }
 
     /// Skills shown on every surface: not gated. Sorted by (category, name, qualified id).
@@ -162,11 +222,10 @@ impl SkillSet {
             .filter(|(_, g)| g.is_none())
             .map(|(s, _)| s)
             .collect();
-        // Qualified ids are only built to break the rare (category, name) ties.
         out.sort_by(|a, b| {
             (a.category.as_deref().unwrap_or(""), &a.name)
                 .cmp(&(b.category.as_deref().unwrap_or(""), &b.name))
-                .then_with(|| a.qualified_id().cmp(&b.qualified_id()))
+                .then_with(|| a.qualified().cmp(&b.qualified()))
         });
         out
     }
@@ -188,7 +247,7 @@ impl SkillSet {
         };
 
         let mut matches = if query.contains(':') {
-            pick(&|s| s.qualified_id() == query)
+            pick(&|s| s.qualified() == *query)
         } else if query.contains('/') {
             pick(&|s| s.id == query)
         } else {
@@ -204,7 +263,7 @@ impl SkillSet {
             1 => return Resolution::Found(&self.skills[shown[0]]),
             n if n > 1 => {
                 let mut skills: Vec<&Skill> = shown.iter().map(|&i| &self.skills[i]).collect();
-                skills.sort_by_key(|s| s.qualified_id());
+                skills.sort_by(|a, b| a.qualified().cmp(&b.qualified()));
                 return Resolution::Ambiguous(skills);
             }
             _ => {}
@@ -220,7 +279,7 @@ impl SkillSet {
 
     /// Looks a skill up by its exact qualified id, gated or not.
     pub fn by_qualified_id(&self, qid: &str) -> Option<&Skill> {
-        self.skills.iter().find(|s| s.qualified_id() == qid)
+        self.skills.iter().find(|s| s.qualified() == *qid)
     }
 
     /// The description of a category from its `DESCRIPTION.md`, if any.
@@ -228,5 +287,247 @@ impl SkillSet {
         self.category_descriptions
             .get(category)
             .map(|(_, d)| d.as_str())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::frontmatter::Frontmatter;
+
+    pub(crate) fn skill(scope: Scope, category: Option<&str>, dir: &str, name: &str) -> Skill {
+        let id = match category {
+            Some(c) => format!("{c}/{dir}"),
+            None => dir.to_owned(),
+        };
+        let root = format!("/roots/{}", scope.namespace());
+        Skill {
+            name: name.to_owned(),
+            description: format!("Use when {name} \"quoted\"\tand\\escaped"),
+            category: category.map(str::to_owned),
+            scope,
+            path: PathBuf::from(format!("{root}/{id}/SKILL.md")),
+            skill_dir: PathBuf::from(format!("{root}/{id}")),
+            id,
+            root_index: 0,
+            frontmatter: Frontmatter::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Categories, nesting, shared names, both gates, a plugin scope, long and
+    /// non-ASCII descriptions, and walk entries around the skills' paths.
+    pub(crate) fn sample_set() -> SkillSet {
+        let mut long = skill(Scope::User, Some("devops"), "long", "long");
+        long.description = "é日".repeat(700);
+        long.warnings = vec!["a warning".into()];
+        let mut win = skill(Scope::User, Some("os"), "win", "win-only");
+        win.frontmatter.platforms = vec!["windows".into()];
+        let rows: Vec<(Skill, Option<Gate>)> = vec![
+            (
+                skill(Scope::User, Some("devops/k8s"), "deploy", "deploy"),
+                None,
+            ),
+            (skill(Scope::User, Some("devops"), "deploy", "deploy"), None),
+            (
+                skill(Scope::Project, Some("devops"), "deploy", "deploy"),
+                None,
+            ),
+            (long, None),
+            (skill(Scope::User, None, "solo", "solo"), None),
+            (skill(Scope::External, None, "aaa", "aaa"), None),
+            (
+                skill(Scope::User, Some("devops-tools"), "lint", "lint"),
+                None,
+            ),
+            (
+                skill(Scope::Plugin("acme".into()), Some("devops"), "ship", "ship"),
+                None,
+            ),
+            (win, Some(Gate::Platform)),
+            (
+                skill(Scope::User, Some("os"), "off", "solo"),
+                Some(Gate::Disabled),
+            ),
+            (skill(Scope::User, Some("data"), "csv", "csv"), None),
+            (
+                skill(Scope::User, Some("data"), "csv2", "csv"),
+                Some(Gate::Disabled),
+            ),
+        ];
+        let (skills, gates) = rows.into_iter().unzip();
+        let mut set = SkillSet {
+            skills,
+            gates,
+            entries: vec![
+                DoctorEntry::new(
+                    Path::new("/roots/user/zz/SKILL.md"),
+                    EntryStatus::Skipped,
+                    "no frontmatter".into(),
+                ),
+                DoctorEntry::new(
+                    Path::new("/roots/user/devops/a/b/SKILL.md"),
+                    EntryStatus::Truncated,
+                    "too deep".into(),
+                ),
+                DoctorEntry::new(
+                    Path::new("/roots/user/devops.x/SKILL.md"),
+                    EntryStatus::Skipped,
+                    "unreadable".into(),
+                ),
+            ],
+            ..SkillSet::default()
+        };
+        set.finish();
+        set
+    }
+
+    /// The bookkeeping `finish` did before entries were built on demand.
+    fn eager_entries(set: &SkillSet, walk_entries: Vec<DoctorEntry>) -> Vec<DoctorEntry> {
+        let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, skill) in set.skills.iter().enumerate() {
+            if set.gates[i].is_none() {
+                by_name.entry(skill.name.as_str()).or_default().push(i);
+            }
+        }
+        let mut entries = Vec::new();
+        for (i, skill) in set.skills.iter().enumerate() {
+            let entry = match set.gates[i] {
+                Some(Gate::Platform) => DoctorEntry::for_skill(
+                    skill,
+                    EntryStatus::Gated,
+                    format!(
+                        "platforms {:?} do not include this platform",
+                        skill.frontmatter.platforms
+                    ),
+                ),
+                Some(Gate::Disabled) => DoctorEntry::for_skill(
+                    skill,
+                    EntryStatus::Gated,
+                    "listed in skills.disabled".into(),
+                ),
+                None if by_name[skill.name.as_str()].len() > 1 => {
+                    let others: Vec<String> = by_name[skill.name.as_str()]
+                        .iter()
+                        .filter(|&&j| j != i)
+                        .map(|&j| set.skills[j].qualified_id())
+                        .collect();
+                    DoctorEntry::for_skill(
+                        skill,
+                        EntryStatus::Ambiguous,
+                        format!(
+                            "the name '{}' is also used by {}; load it by its id {}",
+                            skill.name,
+                            others.join(", "),
+                            skill.qualified_id()
+                        ),
+                    )
+                }
+                None => DoctorEntry::for_skill(skill, EntryStatus::Ok, String::new()),
+            };
+            entries.push(entry);
+        }
+        entries.extend(walk_entries);
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        entries
+    }
+
+    #[test]
+    fn finish_finds_names_shared_by_visible_skills_only() {
+        let set = sample_set();
+        // `solo` is shared with a disabled skill and `csv` with a disabled one: not ambiguous.
+        assert_eq!(
+            set.ambiguous_names.iter().collect::<Vec<_>>(),
+            vec!["deploy"]
+        );
+        assert_eq!(set.entries.len(), 3);
+        assert!(set.entries.windows(2).all(|w| w[0].path <= w[1].path));
+    }
+
+    #[test]
+    fn doctor_entries_match_the_eager_bookkeeping() {
+        let set = sample_set();
+        let expected = eager_entries(&set, set.entries.clone());
+        assert_eq!(set.doctor_entries(), expected);
+        let statuses: Vec<EntryStatus> = expected.iter().map(|e| e.status).collect();
+        for status in [
+            EntryStatus::Ok,
+            EntryStatus::Gated,
+            EntryStatus::Ambiguous,
+            EntryStatus::Skipped,
+            EntryStatus::Truncated,
+        ] {
+            assert!(statuses.contains(&status), "{status:?} missing");
+        }
+        let deploy = expected
+            .iter()
+            .find(|e| e.qualified_id.as_deref() == Some("user:devops/deploy"))
+            .unwrap();
+        assert_eq!(
+            deploy.reason,
+            "the name 'deploy' is also used by user:devops/k8s/deploy, project:devops/deploy; load it by its id user:devops/deploy"
+        );
+    }
+
+    #[test]
+    fn per_skill_entries_carried_by_a_set_are_rebuilt_not_repeated() {
+        let set = sample_set();
+        // What a loader that stores every entry (as the snapshot once did) hands over.
+        let mut carrying = set.clone();
+        carrying.entries = set.doctor_entries();
+        assert_eq!(carrying.doctor_entries(), set.doctor_entries());
+        assert_eq!(carrying, set);
+        let mut fewer = set.clone();
+        fewer.entries.pop();
+        assert_ne!(fewer, set);
+        // `finish` drops them again.
+        carrying.finish();
+        assert_eq!(carrying.entries, set.entries);
+    }
+
+    #[test]
+    fn visible_and_lookups_order_by_category_name_then_qualified_id() {
+        let set = sample_set();
+        let order: Vec<String> = set.visible().iter().map(|s| s.qualified_id()).collect();
+        assert_eq!(
+            order,
+            vec![
+                "external:aaa",
+                "user:solo",
+                "user:data/csv",
+                "project:devops/deploy",
+                "user:devops/deploy",
+                "user:devops/long",
+                "acme:devops/ship",
+                // '-' sorts before '/'.
+                "user:devops-tools/lint",
+                "user:devops/k8s/deploy",
+            ]
+        );
+        match set.resolve("deploy") {
+            Resolution::Ambiguous(found) => assert_eq!(
+                found.iter().map(|s| s.qualified_id()).collect::<Vec<_>>(),
+                vec![
+                    "project:devops/deploy",
+                    "user:devops/deploy",
+                    "user:devops/k8s/deploy"
+                ]
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            set.resolve("acme:devops/ship"),
+            Resolution::Found(s) if s.name == "ship"
+        ));
+        assert!(matches!(set.resolve("acme:devops"), Resolution::NotFound));
+        assert!(matches!(
+            set.resolve("user:os/win"),
+            Resolution::Gated(_, Gate::Platform)
+        ));
+        assert_eq!(
+            set.by_qualified_id("user:os/off").map(|s| s.name.as_str()),
+            Some("solo")
+        );
+        assert!(set.by_qualified_id("user:os/of").is_none());
     }
 }

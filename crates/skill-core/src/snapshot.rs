@@ -1,56 +1,76 @@
 //! A disk snapshot of the last discovery result under `$KNACK_HOME/cache/`, so a
-//! fresh process skips parsing every SKILL.md when nothing on disk changed.
+//! fresh process skips walking and parsing when little or nothing changed.
 //!
-//! The snapshot is trusted only when three things hold: it was written by this
-//! build for the very same `DiscoveryOptions`, every (path, mtime, size) stamp
-//! the walk recorded (roots, walked folders, SKILL.md and DESCRIPTION.md files)
-//! is unchanged, and no stamp was "racy" when it was written (see `is_racy`).
+//! The snapshot is trusted only for the very same `DiscoveryOptions` and
+//! build, and only as far as its stamps (`stamp.rs`) still hold. Stamps that
+//! moved are handled one by one where that is exact: a folder whose shape is
+//! unchanged (an atomic write's temp file came and went) just takes its new
+//! stamp, and a SKILL.md edited in place is parsed again on its own as long
+//! as its name and gate stay the same. Anything else (a new or removed
+//! folder, a renamed skill, a changed DESCRIPTION.md) means a full discovery.
+//! Stamps recorded within the racy window are checked by content or shape.
 //! Writing is best effort: a snapshot that cannot be written costs speed only.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::discovery::{Fingerprint, discover};
+use crate::discovery::{SkillPlace, build_skill, discover, gate_for, read_skill};
 use crate::frontmatter::Frontmatter;
 use crate::roots::DiscoveryOptions;
 use crate::skill::Skill;
-use crate::skill_set::{DoctorEntry, EntryStatus, Gate, RootReport, SkillSet};
+use crate::skill_set::{DoctorEntry, Gate, RootReport, SkillSet};
+use crate::stamp::{
+    FileState, Fingerprint, Stamp, StampKind, changed_stamps, file_digest, is_recent,
+};
+use crate::walk::current_shape;
 
 /// File name of the snapshot inside the cache directory.
-pub const SNAPSHOT_FILE: &str = "skills-snapshot.json";
+pub const SNAPSHOT_FILE: &str = "skills-snapshot.bin";
+/// Older snapshots, removed when a new one is written.
+const RETIRED_FILES: [&str; 1] = ["skills-snapshot.json"];
+/// Up to this many changed stamps are applied on each load without
+/// rewriting the snapshot.
+const REWRITE_AFTER: usize = 64;
 /// Bumped whenever the stored shape or the meaning of a field changes.
-const SNAPSHOT_VERSION: u32 = 4;
-/// A file modified this close to the end of discovery may be modified again
-/// within the same timestamp tick without changing its stamp; such a result is
-/// not written to disk (the next process writes it once the tree is quiet).
-const RACY_WINDOW: Duration = Duration::from_secs(2);
+const SNAPSHOT_VERSION: u32 = 5;
 
 /// Where the skill set handed out by `load_with_outcome` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SnapshotOutcome {
     /// The snapshot was valid; no SKILL.md was parsed.
     Loaded,
+    /// The snapshot was valid except for changes applied one by one (the
+    /// SKILL.md files edited since were parsed again). It is rewritten only
+    /// once more than `REWRITE_AFTER` stamps moved.
+    Refreshed,
     /// Discovery ran and the snapshot was (re)written.
     Written,
     /// Discovery ran; the snapshot was not written (racy stamps or an I/O problem).
     Discovered,
 }
 
-/// `(path, (seconds, nanoseconds), size)`: a fingerprint stamp, compact and exact.
-type StoredStamp = (PathBuf, Option<(u64, u32)>, u64);
-
+/// Read first, so a snapshot of another version or for other options is
+/// turned down before anything else is decoded.
 #[derive(Serialize, Deserialize)]
-struct SnapshotFile {
+struct Header {
     version: u32,
     /// Digest of the discovery options and the build that wrote the file.
-    options_key: String,
-    stamps: Vec<StoredStamp>,
+    options_key: [u8; 32],
+    /// When the file was written: stamps changed shortly before it are racy.
+    written_secs: i64,
+    written_nanos: u32,
+}
+
+/// Everything of the `SkillSet` but what follows from the options or from
+/// the skills themselves (scopes, `ok` doctor entries).
+#[derive(Serialize, Deserialize)]
+struct Body {
     skills: Vec<StoredSkill>,
     gates: Vec<Option<Gate>>,
     category_descriptions: BTreeMap<String, (usize, String)>,
@@ -60,8 +80,8 @@ struct SnapshotFile {
     ambiguous_names: BTreeSet<String>,
 }
 
-/// A `Skill` without its scope: the scope follows from `root_index` and the
-/// options the snapshot is keyed on, so it cannot disagree with them.
+/// A `Skill` without its scope and folder: the scope follows from
+/// `root_index` and the options, the folder from the path.
 #[derive(Serialize, Deserialize)]
 struct StoredSkill {
     name: String,
@@ -80,6 +100,63 @@ struct StoredRoot {
     path: PathBuf,
     skills: usize,
     truncated: bool,
+}
+
+/// `Body` as written: borrowed from the set, so writing copies nothing but
+/// the bytes. Field for field the same encoding as `Body`.
+#[derive(Serialize)]
+struct BodyRef<'a> {
+    skills: Vec<StoredSkillRef<'a>>,
+    gates: &'a [Option<Gate>],
+    category_descriptions: &'a BTreeMap<String, (usize, String)>,
+    roots: Vec<StoredRoot>,
+    entries: &'a [DoctorEntry],
+    notices: &'a [String],
+    ambiguous_names: &'a BTreeSet<String>,
+}
+
+/// `StoredSkill` as written, borrowed from a `Skill`.
+#[derive(Serialize)]
+struct StoredSkillRef<'a> {
+    name: &'a str,
+    description: &'a str,
+    category: &'a Option<String>,
+    id: &'a str,
+    path: &'a Path,
+    root_index: usize,
+    frontmatter: FoldedFrontmatter<'a>,
+    warnings: &'a [String],
+}
+
+/// A `Frontmatter` written as `folded` would return it, without the copy.
+struct FoldedFrontmatter<'a>(&'a Frontmatter);
+
+impl Serialize for FoldedFrontmatter<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        // The fields of `Frontmatter` in declaration order, `metadata` being
+        // skipped there; a round-trip test fails if the two drift apart.
+        let f = self.0;
+        let none: Option<String> = None;
+        let mut out = serializer.serialize_struct("Frontmatter", 13)?;
+        out.serialize_field("name", &none)?;
+        out.serialize_field("description", &none)?;
+        out.serialize_field("version", &f.version)?;
+        out.serialize_field("author", &f.author)?;
+        out.serialize_field("license", &f.license)?;
+        out.serialize_field("compatibility", &f.compatibility)?;
+        out.serialize_field("platforms", &f.platforms)?;
+        out.serialize_field("tags", &f.tags)?;
+        out.serialize_field("related_skills", &f.related_skills)?;
+        out.serialize_field("category", &f.category)?;
+        out.serialize_field(
+            "required_environment_variables",
+            &f.required_environment_variables,
+        )?;
+        out.serialize_field("conditions", &f.conditions)?;
+        out.serialize_field("created_by", &f.created_by)?;
+        out.end()
+    }
 }
 
 /// The skill set for `options`: from the snapshot in `cache_dir` when it is
@@ -103,27 +180,102 @@ pub fn load_with_fingerprint(
     options: &DiscoveryOptions,
     cache_dir: &Path,
 ) -> (SkillSet, Fingerprint, SnapshotOutcome) {
-    let path = cache_dir.join(SNAPSHOT_FILE);
-    let key = options_key(options);
-    if let Some((set, fingerprint)) = read_valid(&path, &key, options) {
-        return (set, fingerprint, SnapshotOutcome::Loaded);
+    let (set, fingerprint, pending) = load_unwritten(options, cache_dir);
+    let outcome = pending.write(&set, &fingerprint);
+    (set, fingerprint, outcome)
+}
+
+/// Runs `use_set` on the skill set for `options`; a snapshot that needs
+/// (re)writing is written on another thread meanwhile, so a short command
+/// does not wait for it before doing its own work.
+pub fn with_skill_set<R>(
+    options: &DiscoveryOptions,
+    cache_dir: &Path,
+    use_set: impl FnOnce(&SkillSet) -> R,
+) -> R {
+    let (set, fingerprint, pending) = load_unwritten(options, cache_dir);
+    if matches!(pending, Pending::Nothing(_)) {
+        return use_set(&set);
     }
-    let (set, fingerprint) = discover(options);
-    let finished = SystemTime::now();
-    if is_racy(&fingerprint, finished) {
-        tracing::debug!("skills snapshot not written: files changed within the last seconds");
-        return (set, fingerprint, SnapshotOutcome::Discovered);
-    }
-    match write(&path, &key, &set, &fingerprint) {
-        Ok(()) => (set, fingerprint, SnapshotOutcome::Written),
-        Err(e) => {
-            tracing::debug!("skills snapshot not written to {}: {e}", path.display());
-            (set, fingerprint, SnapshotOutcome::Discovered)
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| pending.write(&set, &fingerprint));
+        let result = use_set(&set);
+        if writer.join().is_err() {
+            tracing::debug!("the skills snapshot writer panicked");
+        }
+        result
+    })
+}
+
+/// What is left to do after a load: nothing (the set came about this way),
+/// or write the snapshot.
+enum Pending {
+    Nothing(SnapshotOutcome),
+    Write {
+        path: PathBuf,
+        key: [u8; 32],
+        /// What the outcome is when the write succeeds.
+        success: SnapshotOutcome,
+    },
+}
+
+impl Pending {
+    fn write(&self, set: &SkillSet, fingerprint: &Fingerprint) -> SnapshotOutcome {
+        match self {
+            Pending::Nothing(outcome) => *outcome,
+            Pending::Write { path, key, success } => match write(path, key, set, fingerprint) {
+                Ok(()) => *success,
+                Err(e) => {
+                    tracing::debug!("skills snapshot not written to {}: {e}", path.display());
+                    SnapshotOutcome::Discovered
+                }
+            },
         }
     }
 }
 
-/// Deletes the snapshot; every successful skill write calls this.
+/// The skill set from the snapshot (refreshed where exact) or from discovery,
+/// and whether the snapshot must be written.
+fn load_unwritten(
+    options: &DiscoveryOptions,
+    cache_dir: &Path,
+) -> (SkillSet, Fingerprint, Pending) {
+    let path = cache_dir.join(SNAPSHOT_FILE);
+    let key = options_key(options);
+    let stale = match read(&path, &key, options) {
+        Some(Read::Valid(set, fingerprint)) => {
+            return (set, fingerprint, Pending::Nothing(SnapshotOutcome::Loaded));
+        }
+        Some(Read::Stale(set, fingerprint, changed)) => Some((set, fingerprint, changed)),
+        None => None,
+    };
+    if let Some((mut set, mut fingerprint, changed)) = stale
+        && refresh(&mut set, &mut fingerprint, &changed, options)
+    {
+        // Applying a few changes again on every load is cheaper than
+        // rewriting the whole file after each edit (a `skill_manage` patch
+        // would pay for that every time); many changes are written back.
+        let pending = if changed.len() > REWRITE_AFTER {
+            Pending::Write {
+                path,
+                key,
+                success: SnapshotOutcome::Refreshed,
+            }
+        } else {
+            Pending::Nothing(SnapshotOutcome::Refreshed)
+        };
+        return (set, fingerprint, pending);
+    }
+    let (set, fingerprint) = discover(options);
+    let pending = Pending::Write {
+        path,
+        key,
+        success: SnapshotOutcome::Written,
+    };
+    (set, fingerprint, pending)
+}
+
+/// Deletes the snapshot, so the next load walks everything again.
 pub fn invalidate(cache_dir: &Path) {
     let _ = fs::remove_file(cache_dir.join(SNAPSHOT_FILE));
 }
@@ -131,56 +283,95 @@ pub fn invalidate(cache_dir: &Path) {
 /// Digest of everything that changes discovery's answer besides the files:
 /// the options (roots, scopes, limits, disabled names, platform, notices) and
 /// the build, since a new parser may read the same file differently.
-fn options_key(options: &DiscoveryOptions) -> String {
+fn options_key(options: &DiscoveryOptions) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
     hasher.update([0]);
+    hasher.update(SNAPSHOT_VERSION.to_le_bytes());
     hasher.update(format!("{options:?}").as_bytes());
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hasher.finalize().into()
 }
 
-/// True when a stamp is so recent that a later same-size edit could share it.
-fn is_racy(fingerprint: &Fingerprint, finished: SystemTime) -> bool {
-    let threshold = finished.checked_sub(RACY_WINDOW).unwrap_or(finished);
-    fingerprint
-        .stamps
-        .iter()
-        .any(|(_, mtime, _)| mtime.is_some_and(|m| m >= threshold))
+enum Read {
+    /// Every stamp holds.
+    Valid(SkillSet, Fingerprint),
+    /// These stamps (indices into the fingerprint) no longer hold.
+    Stale(SkillSet, Fingerprint, Vec<usize>),
 }
 
-fn read_valid(
-    path: &Path,
-    key: &str,
-    options: &DiscoveryOptions,
-) -> Option<(SkillSet, Fingerprint)> {
+fn read(path: &Path, key: &[u8; 32], options: &DiscoveryOptions) -> Option<Read> {
+    let started = std::time::Instant::now();
     let bytes = fs::read(path).ok()?;
-    let file: SnapshotFile = serde_json::from_slice(&bytes).ok()?;
-    if file.version != SNAPSHOT_VERSION || file.options_key != key {
+    let (header, rest) = postcard::take_from_bytes::<Header>(&bytes).ok()?;
+    if header.version != SNAPSHOT_VERSION || header.options_key != *key {
         return None;
     }
-    if file.roots.len() != options.roots.len() || file.gates.len() != file.skills.len() {
+    let (stamps, rest) = postcard::take_from_bytes::<Vec<Stamp>>(rest).ok()?;
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    // The stat calls dominate a warm start; check them while the body decodes.
+    let (changed, body) = std::thread::scope(|scope| {
+        let checker = scope.spawn(|| changed_stamps(&stamps, threads));
+        let body = postcard::from_bytes::<Body>(rest).ok();
+        (checker.join().ok(), body)
+    });
+    let (mut changed, body) = (changed?, body?);
+    let written = FileState {
+        mtime_secs: header.written_secs,
+        mtime_nanos: header.written_nanos,
+        size: 0,
+        dev: 0,
+        ino: 0,
+    }
+    .modified();
+    changed.extend(racy_changes(&stamps, &changed, written));
+    changed.sort_unstable();
+    let set = into_set(body, options)?;
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1000.0,
+        stamps = stamps.len(),
+        changed = changed.len(),
+        "skills snapshot read and checked"
+    );
+    let fingerprint = Fingerprint { stamps };
+    Some(if changed.is_empty() {
+        Read::Valid(set, fingerprint)
+    } else {
+        Read::Stale(set, fingerprint, changed)
+    })
+}
+
+/// Stamps whose state still matches but that were recorded so close to the
+/// write that a same-tick change could hide behind them: checked by content
+/// (files) or shape (folders).
+fn racy_changes(stamps: &[Stamp], changed: &[usize], written: SystemTime) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (i, stamp) in stamps.iter().enumerate() {
+        let Some(state) = &stamp.state else { continue };
+        if !is_recent(state, written) || changed.binary_search(&i).is_ok() {
+            continue;
+        }
+        let still_same = match stamp.kind {
+            StampKind::Folder => current_shape(&stamp.path) == Some(stamp.shape),
+            StampKind::SkillFile | StampKind::CategoryFile => {
+                stamp.digest.is_some() && file_digest(&stamp.path) == stamp.digest
+            }
+        };
+        if !still_same {
+            out.push(i);
+        }
+    }
+    out
+}
+
+fn into_set(body: Body, options: &DiscoveryOptions) -> Option<SkillSet> {
+    if body.roots.len() != options.roots.len() || body.gates.len() != body.skills.len() {
         return None;
     }
-    let fingerprint = Fingerprint {
-        stamps: file
-            .stamps
-            .into_iter()
-            .map(|(path, time, size)| {
-                let time =
-                    time.map(|(secs, nanos)| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos));
-                (path, time, size)
-            })
-            .collect(),
-    };
-    if !fingerprint.is_current() {
-        return None;
-    }
-    let mut skills = Vec::with_capacity(file.skills.len());
-    for s in file.skills {
+    let mut skills = Vec::with_capacity(body.skills.len());
+    for s in body.skills {
         let scope = options.roots.get(s.root_index)?.scope.clone();
         skills.push(Skill {
             name: s.name,
@@ -195,7 +386,7 @@ fn read_valid(
             warnings: s.warnings,
         });
     }
-    let roots = file
+    let roots = body
         .roots
         .into_iter()
         .zip(&options.roots)
@@ -206,70 +397,132 @@ fn read_valid(
             truncated: r.truncated,
         })
         .collect();
-    let mut entries = file.entries;
-    for (skill, gate) in skills.iter().zip(&file.gates) {
-        if gate.is_none() && !file.ambiguous_names.contains(&skill.name) {
-            entries.push(DoctorEntry::for_skill(
-                skill,
-                EntryStatus::Ok,
-                String::new(),
-            ));
-        }
-    }
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    let set = SkillSet {
+    // Stored sorted, and without per-skill entries (`doctor_entries` derives those).
+    Some(SkillSet {
         skills,
-        gates: file.gates,
-        category_descriptions: file.category_descriptions,
+        gates: body.gates,
+        category_descriptions: body.category_descriptions,
         roots,
-        entries,
-        notices: file.notices,
-        ambiguous_names: file.ambiguous_names,
-    };
-    Some((set, fingerprint))
+        entries: body.entries,
+        notices: body.notices,
+        ambiguous_names: body.ambiguous_names,
+    })
 }
 
-fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: &Fingerprint) -> std::io::Result<()> {
-    let file = SnapshotFile {
+/// Applies the changed stamps to `set` one by one where that is exact (see
+/// the module comment). False when any change needs a full discovery; `set`
+/// and `fingerprint` must then be thrown away.
+fn refresh(
+    set: &mut SkillSet,
+    fingerprint: &mut Fingerprint,
+    changed: &[usize],
+    options: &DiscoveryOptions,
+) -> bool {
+    for &i in changed {
+        let Some(stamp) = fingerprint.stamps.get_mut(i) else {
+            return false;
+        };
+        let applied = match stamp.kind {
+            StampKind::Folder => refresh_folder(stamp),
+            StampKind::SkillFile => refresh_skill(set, stamp, options),
+            StampKind::CategoryFile => false,
+        };
+        if !applied {
+            return false;
+        }
+    }
+    true
+}
+
+/// A folder whose entries of interest are the same as before only moved its stamp.
+fn refresh_folder(stamp: &mut Stamp) -> bool {
+    // The state first: a change after the listing then shows up next time.
+    let (Some(_), Some(state)) = (stamp.state, FileState::read(&stamp.path)) else {
+        return false;
+    };
+    if current_shape(&stamp.path) != Some(stamp.shape) {
+        return false;
+    }
+    stamp.state = Some(state);
+    true
+}
+
+/// A SKILL.md edited in place: parsed again, kept only when its name, id and
+/// gate are unchanged (so no other skill's standing can change).
+fn refresh_skill(set: &mut SkillSet, stamp: &mut Stamp, options: &DiscoveryOptions) -> bool {
+    let Some(index) = set.skills.iter().position(|s| s.path == stamp.path) else {
+        return false;
+    };
+    let old = &set.skills[index];
+    let read = read_skill(&stamp.path);
+    let Ok(parsed) = read.outcome else {
+        return false;
+    };
+    let place = SkillPlace {
+        root_index: old.root_index,
+        skill_md: old.path.clone(),
+        skill_dir: old.skill_dir.clone(),
+        rel: old.id.split('/').map(str::to_owned).collect(),
+    };
+    let fresh = build_skill(&place, &old.scope, parsed);
+    if fresh.name != old.name || fresh.id != old.id || gate_for(&fresh, options) != set.gates[index]
+    {
+        return false;
+    }
+    set.skills[index] = Skill {
+        frontmatter: folded(&fresh.frontmatter),
+        ..fresh
+    };
+    stamp.state = read.state;
+    stamp.digest = read.digest;
+    true
+}
+
+fn write(
+    path: &Path,
+    key: &[u8; 32],
+    set: &SkillSet,
+    fingerprint: &Fingerprint,
+) -> std::io::Result<()> {
+    let now = SystemTime::now();
+    // A file changed within the racy window and read without a digest cannot
+    // be proven unchanged later; the next process writes the snapshot instead.
+    let unprovable = fingerprint.stamps.iter().any(|s| {
+        s.kind != StampKind::Folder
+            && s.digest.is_none()
+            && s.state.as_ref().is_some_and(|st| is_recent(st, now))
+    });
+    if unprovable {
+        return Err(std::io::Error::other(
+            "files changed within the last seconds",
+        ));
+    }
+    let since_epoch = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_err(std::io::Error::other)?;
+    let header = Header {
         version: SNAPSHOT_VERSION,
-        options_key: key.to_owned(),
-        stamps: fingerprint
-            .stamps
-            .iter()
-            .map(|(path, time, size)| {
-                let time = time
-                    .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-                    .map(|d| (d.as_secs(), d.subsec_nanos()));
-                (path.clone(), time, *size)
-            })
-            .collect(),
+        options_key: *key,
+        written_secs: i64::try_from(since_epoch.as_secs()).map_err(std::io::Error::other)?,
+        written_nanos: since_epoch.subsec_nanos(),
+    };
+    let body = BodyRef {
         skills: set
             .skills
             .iter()
-            .map(|s| StoredSkill {
-                name: s.name.clone(),
-                description: s.description.clone(),
-                category: s.category.clone(),
-                id: s.id.clone(),
-                path: s.path.clone(),
+            .map(|s| StoredSkillRef {
+                name: &s.name,
+                description: &s.description,
+                category: &s.category,
+                id: &s.id,
+                path: &s.path,
                 root_index: s.root_index,
-                // The raw metadata map is only read while parsing; keeping it
-                // out makes the snapshot several times smaller.
-                // Name and description live on the skill itself, and the raw
-                // metadata map is only read while parsing: a loaded snapshot's
-                // frontmatter carries the remaining fields only, which keeps
-                // the file about half the size.
-                frontmatter: Frontmatter {
-                    metadata: None,
-                    name: None,
-                    description: None,
-                    ..s.frontmatter.clone()
-                },
-                warnings: s.warnings.clone(),
+                frontmatter: FoldedFrontmatter(&s.frontmatter),
+                warnings: &s.warnings,
             })
             .collect(),
-        gates: set.gates.clone(),
-        category_descriptions: set.category_descriptions.clone(),
+        gates: &set.gates,
+        category_descriptions: &set.category_descriptions,
         roots: set
             .roots
             .iter()
@@ -279,177 +532,36 @@ fn write(path: &Path, key: &str, set: &SkillSet, fingerprint: &Fingerprint) -> s
                 truncated: r.truncated,
             })
             .collect(),
-        // `ok` entries follow from the skills themselves and are rebuilt on load.
-        entries: set
-            .entries
-            .iter()
-            .filter(|e| e.status != EntryStatus::Ok)
-            .cloned()
-            .collect(),
-        notices: set.notices.clone(),
-        ambiguous_names: set.ambiguous_names.clone(),
+        entries: &set.entries,
+        notices: &set.notices,
+        ambiguous_names: &set.ambiguous_names,
     };
-    // Paths that are not UTF-8 cannot be stored in JSON; such trees are just not snapshotted.
-    let bytes = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
+    // Paths that are not UTF-8 cannot be encoded; such trees are just not snapshotted.
+    let mut bytes = postcard::to_stdvec(&header).map_err(std::io::Error::other)?;
+    bytes = postcard::to_extend(&fingerprint.stamps, bytes).map_err(std::io::Error::other)?;
+    bytes = postcard::to_extend(&body, bytes).map_err(std::io::Error::other)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     // Write then rename, so a concurrent reader sees the old file or the new one.
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(&bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
+    for retired in RETIRED_FILES {
+        let _ = fs::remove_file(dir.join(retired));
+    }
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::roots::SkillRoot;
-    use crate::skill::Scope;
-
-    fn backdate_tree(root: &Path, age: Duration) {
-        let when = SystemTime::now() - age;
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(p) = stack.pop() {
-            if p.is_dir() {
-                for e in fs::read_dir(&p).unwrap() {
-                    stack.push(e.unwrap().path());
-                }
-            }
-            fs::File::open(&p).unwrap().set_modified(when).unwrap();
-        }
-    }
-
-    fn tree() -> (tempfile::TempDir, DiscoveryOptions) {
-        let dir = tempfile::tempdir().unwrap();
-        let skills = dir.path().join("skills");
-        let d = skills.join("ops/deploy");
-        fs::create_dir_all(&d).unwrap();
-        fs::write(
-            d.join("SKILL.md"),
-            "---\nname: deploy\ndescription: Ship it\n---\nbody\n",
-        )
-        .unwrap();
-        backdate_tree(&skills, Duration::from_secs(3600));
-        let opts = DiscoveryOptions::with_roots(vec![SkillRoot {
-            path: skills,
-            scope: Scope::User,
-        }]);
-        (dir, opts)
-    }
-
-    #[test]
-    fn recent_files_are_racy_and_old_ones_are_not() {
-        let now = SystemTime::now();
-        let mut fp = Fingerprint::default();
-        fp.stamps
-            .push((PathBuf::from("/a"), Some(now - Duration::from_secs(60)), 1));
-        assert!(!is_racy(&fp, now));
-        fp.stamps.push((PathBuf::from("/b"), Some(now), 1));
-        assert!(is_racy(&fp, now));
-    }
-
-    #[test]
-    fn second_load_comes_from_the_snapshot_and_equals_discovery() {
-        let (dir, opts) = tree();
-        let cache = dir.path().join("cache");
-        let (first, outcome) = load_with_outcome(&opts, &cache);
-        assert_eq!(outcome, SnapshotOutcome::Written);
-        let (second, outcome) = load_with_outcome(&opts, &cache);
-        assert_eq!(outcome, SnapshotOutcome::Loaded);
-        // Everything but the three frontmatter fields the snapshot leaves out
-        // (they are on the skill itself, or only used while parsing).
-        let without_folded = |mut set: SkillSet| {
-            for skill in &mut set.skills {
-                skill.frontmatter.name = None;
-                skill.frontmatter.description = None;
-                skill.frontmatter.metadata = None;
-            }
-            set
-        };
-        assert_eq!(without_folded(first), second);
-        assert_eq!(second, without_folded(discover(&opts).0));
-        assert!(
-            second
-                .skills
-                .iter()
-                .all(|s| !s.name.is_empty() && !s.description.is_empty())
-        );
-    }
-
-    #[test]
-    fn nested_same_size_edit_with_a_newer_mtime_is_seen() {
-        let dir = tempfile::tempdir().unwrap();
-        let skills = dir.path().join("skills");
-        let deep = skills.join("a/b/c/tool");
-        fs::create_dir_all(&deep).unwrap();
-        let md = deep.join("SKILL.md");
-        fs::write(&md, "---\nname: tool\ndescription: Old words\n---\nbody\n").unwrap();
-        fs::write(
-            skills.join("a/b/DESCRIPTION.md"),
-            "---\ndescription: Category one\n---\n",
-        )
-        .unwrap();
-        backdate_tree(&skills, Duration::from_secs(3600));
-        let opts = DiscoveryOptions::with_roots(vec![SkillRoot {
-            path: skills.clone(),
-            scope: Scope::User,
-        }]);
-        let cache = dir.path().join("cache");
-        assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Written);
-        assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
-
-        // Same size, and no folder changes: only the file's own stamp moves.
-        fs::write(&md, "---\nname: tool\ndescription: New words\n---\nbody\n").unwrap();
-        let later = SystemTime::now() - Duration::from_secs(1800);
-        fs::File::open(&md).unwrap().set_modified(later).unwrap();
-        let (set, outcome) = load_with_outcome(&opts, &cache);
-        assert_ne!(outcome, SnapshotOutcome::Loaded);
-        assert_eq!(set.skills[0].description, "New words");
-
-        let desc = skills.join("a/b/DESCRIPTION.md");
-        fs::write(&desc, "---\ndescription: Category two\n---\n").unwrap();
-        fs::File::open(&desc).unwrap().set_modified(later).unwrap();
-        let (set, outcome) = load_with_outcome(&opts, &cache);
-        assert_ne!(outcome, SnapshotOutcome::Loaded);
-        assert_eq!(set.category_description("a/b"), Some("Category two"));
-        assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
-    }
-
-    #[test]
-    fn other_options_do_not_use_the_snapshot() {
-        let (dir, opts) = tree();
-        let cache = dir.path().join("cache");
-        load_or_discover(&opts, &cache);
-        let mut other = opts;
-        other.disabled = vec!["deploy".into()];
-        let (set, outcome) = load_with_outcome(&other, &cache);
-        assert_ne!(outcome, SnapshotOutcome::Loaded);
-        assert!(set.visible().is_empty());
-    }
-
-    #[test]
-    fn fresh_tree_is_not_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().join("skills/x");
-        fs::create_dir_all(&d).unwrap();
-        fs::write(d.join("SKILL.md"), "---\ndescription: d\n---\n").unwrap();
-        let opts = DiscoveryOptions::with_roots(vec![SkillRoot {
-            path: dir.path().join("skills"),
-            scope: Scope::User,
-        }]);
-        let (_, outcome) = load_with_outcome(&opts, &dir.path().join("cache"));
-        assert_eq!(outcome, SnapshotOutcome::Discovered);
-        assert!(!dir.path().join("cache").join(SNAPSHOT_FILE).exists());
-    }
-
-    #[test]
-    fn corrupt_snapshot_falls_back_to_discovery() {
-        let (dir, opts) = tree();
-        let cache = dir.path().join("cache");
-        fs::create_dir_all(&cache).unwrap();
-        fs::write(cache.join(SNAPSHOT_FILE), "{not json").unwrap();
-        let (set, outcome) = load_with_outcome(&opts, &cache);
-        assert_eq!(outcome, SnapshotOutcome::Written);
-        assert_eq!(set.visible().len(), 1);
+/// The frontmatter as the snapshot keeps it: name and description live on
+/// the skill itself, and the raw metadata is only read while parsing.
+fn folded(frontmatter: &Frontmatter) -> Frontmatter {
+    Frontmatter {
+        name: None,
+        description: None,
+        metadata: None,
+        ..frontmatter.clone()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,7 @@
 //! The threat-pattern catalog: every rule the text scanner knows, with its id, severity and category.
 //! Patterns are line-oriented byte regexes, case-insensitive unless a group says `(?-i:…)`.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
@@ -666,13 +666,41 @@ pub(crate) struct CompiledScope {
     pub(crate) broken: bool,
 }
 
-/// A compiled catalog entry.
+/// A catalog entry of a compiled scope. Its own regexes are compiled on
+/// first use: they are only needed when the set reports a hit, and compiling
+/// all of them up front cost every short-lived process tens of milliseconds.
 pub(crate) struct Member {
     /// Position in [`catalog()`].
     pub(crate) index: usize,
+    compiled: OnceLock<Option<MemberRegexes>>,
+}
+
+/// The regexes that locate a member's hits and weigh their context.
+pub(crate) struct MemberRegexes {
     pub(crate) regex: Regex,
     pub(crate) relief: Option<Regex>,
     pub(crate) unless: Option<Regex>,
+}
+
+impl Member {
+    /// `None` when a regex fails to compile (a programming error a unit test
+    /// rules out); the scanner then fails closed.
+    pub(crate) fn regexes(&self) -> Option<&MemberRegexes> {
+        self.compiled
+            .get_or_init(|| {
+                let p = &CATALOG[self.index];
+                let optional = |source: Option<&str>| match source {
+                    Some(r) => builder(r).build().ok().map(Some),
+                    None => Some(None),
+                };
+                Some(MemberRegexes {
+                    regex: builder(p.regex).build().ok()?,
+                    relief: optional(p.relief)?,
+                    unless: optional(p.unless)?,
+                })
+            })
+            .as_ref()
+    }
 }
 
 fn builder(source: &str) -> RegexBuilder {
@@ -700,37 +728,23 @@ fn compile_scope(context_only: bool) -> CompiledScope {
         .size_limit(256 << 20)
         .dfa_size_limit(64 << 20)
         .build();
-    let members: Option<Vec<_>> = chosen
+    let members = chosen
         .iter()
-        .map(|&i| {
-            let p = &CATALOG[i];
-            let re = builder(p.regex).build().ok()?;
-            let relief = match p.relief {
-                Some(r) => Some(builder(r).build().ok()?),
-                None => None,
-            };
-            let unless = match p.unless {
-                Some(r) => Some(builder(r).build().ok()?),
-                None => None,
-            };
-            Some(Member {
-                index: i,
-                regex: re,
-                relief,
-                unless,
-            })
+        .map(|&index| Member {
+            index,
+            compiled: OnceLock::new(),
         })
         .collect();
     // The catalog is fixed at compile time and a unit test compiles every
     // entry, so this only fails on a programming error. The scanner then fails
     // closed (every scan reports a critical finding) instead of panicking.
-    match (set, members) {
-        (Ok(set), Some(members)) => CompiledScope {
+    match set {
+        Ok(set) => CompiledScope {
             set,
             members,
             broken: false,
         },
-        _ => CompiledScope {
+        Err(_) => CompiledScope {
             set: RegexSet::empty(),
             members: Vec::new(),
             broken: true,
@@ -739,6 +753,16 @@ fn compile_scope(context_only: bool) -> CompiledScope {
 }
 
 pub(crate) static SKILL_SCOPE: LazyLock<CompiledScope> = LazyLock::new(|| compile_scope(false));
+
+/// Starts compiling the skill scope's pattern set on another thread, for a
+/// caller that knows a scan is coming and has other work to do first (a
+/// `skill_manage` write loads the skill set meanwhile). A scan that comes
+/// before the compile is done waits for it; nothing is compiled twice.
+pub fn prepare() {
+    if LazyLock::get(&SKILL_SCOPE).is_none() {
+        std::thread::spawn(|| LazyLock::force(&SKILL_SCOPE));
+    }
+}
 pub(crate) static CONTEXT_SCOPE: LazyLock<CompiledScope> = LazyLock::new(|| compile_scope(true));
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ mod structure;
 mod unicode;
 mod walk;
 
-pub use catalog::{ThreatPattern, catalog};
+pub use catalog::{ThreatPattern, catalog, prepare};
 pub use finding::{Finding, Severity, ThreatCategory, TrustLevel, Verdict};
 pub use hash::content_hash;
 pub use ignore::{IGNORE_FILE, SkillIgnore};

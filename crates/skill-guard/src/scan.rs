@@ -23,6 +23,20 @@ pub enum ScanScope {
 /// The longest snippet a finding carries.
 pub(crate) const SNIPPET_CHARS: usize = 120;
 
+/// The finding that stands in for a catalog that cannot be used: a scan
+/// must never pass silently.
+fn guard_unavailable(file: &str) -> Finding {
+    Finding {
+        pattern_id: "guard_unavailable".to_string(),
+        severity: crate::finding::Severity::Critical,
+        category: ThreatCategory::Structural,
+        file: file.to_string(),
+        line: 0,
+        matched: String::new(),
+        description: "the threat catalog failed to compile; nothing can be vouched for".to_string(),
+    }
+}
+
 /// Scans one text. `file` is the name reported in findings; its extension
 /// decides how comments and prose are recognised.
 pub fn scan_text(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
@@ -39,16 +53,7 @@ pub fn scan_text(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
     let bytes: &[u8] = joined.as_deref().unwrap_or(original);
     let mut findings = Vec::new();
     if compiled.broken {
-        findings.push(Finding {
-            pattern_id: "guard_unavailable".to_string(),
-            severity: crate::finding::Severity::Critical,
-            category: ThreatCategory::Structural,
-            file: file.to_string(),
-            line: 0,
-            matched: String::new(),
-            description: "the threat catalog failed to compile; nothing can be vouched for"
-                .to_string(),
-        });
+        findings.push(guard_unavailable(file));
     }
     let hits = compiled.set.matches(bytes);
     if hits.matched_any() {
@@ -64,8 +69,12 @@ pub fn scan_text(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
             let Some(member) = compiled.members.get(set_index) else {
                 continue;
             };
-            let re = &member.regex;
             let pattern = &catalog()[member.index];
+            let Some(member) = member.regexes() else {
+                findings.push(guard_unavailable(file));
+                continue;
+            };
+            let re = &member.regex;
             let mut pos = 0;
             while pos <= bytes.len() {
                 let Some(m) = re.find_at(bytes, pos) else {

@@ -18,7 +18,6 @@ pub fn run(cmd: PromptCommand) -> anyhow::Result<u8> {
 
 fn show(json: bool) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
-    let set = ctx.discover();
     let toolsets = ctx.config.agent.toolsets.clone();
     let model = std::env::var("KNACK_MODEL")
         .ok()
@@ -26,10 +25,10 @@ fn show(json: bool) -> anyhow::Result<u8> {
         .or_else(|| ctx.config.model.name.clone())
         .unwrap_or_else(|| "unset".to_owned());
     let inputs = PromptInputs {
-        home: ctx.home,
+        home: ctx.home.clone(),
         system_message: ctx.config.agent.system_message.clone(),
-        config: ctx.config,
-        cwd: ctx.cwd,
+        config: ctx.config.clone(),
+        cwd: ctx.cwd.clone(),
         session: SessionFacts {
             session_id: "preview".into(),
             started: prompt_builder::utc_date(std::time::SystemTime::now()),
@@ -39,7 +38,7 @@ fn show(json: bool) -> anyhow::Result<u8> {
         tools: tools_for_toolsets(&toolsets),
         toolsets,
     };
-    let (prompt, warnings) = build_system_prompt(&inputs, &set);
+    let (prompt, warnings) = ctx.with_skills(|set| build_system_prompt(&inputs, set));
     for warning in &warnings {
         eprintln!("knack: warning: {warning}");
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use skill_core::disclosure::ViewContext;
 use skill_core::validate::validate_skill_dir;
-use skill_core::{DoctorEntry, EntryStatus, PreprocessOptions};
+use skill_core::{DoctorEntry, EntryStatus, PreprocessOptions, SkillSet};
 
 use crate::cli::{ListArgs, SkillsCommand, ValidateArgs, ViewArgs};
 use crate::context::Context;
@@ -32,36 +32,38 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
 }
 
 fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<u8> {
-    let set = ctx.discover();
-    let result = skill_core::skills_list(&set, args.category.as_deref());
+    ctx.with_skills(|set| list_in(set, args))
+}
+
+fn list_in(set: &SkillSet, args: ListArgs) -> anyhow::Result<u8> {
+    let listing = skill_core::skill_listing(set, args.category.as_deref());
     if args.json {
-        print_json(&result);
+        print_json(&listing);
         return Ok(exit::OK);
     }
-    let skills = result["skills"].as_array().cloned().unwrap_or_default();
-    if skills.is_empty() {
-        println!("{}", result["message"].as_str().unwrap_or("No skills."));
+    if listing.skills.is_empty() {
+        println!("{}", listing.message.as_deref().unwrap_or("No skills."));
         return Ok(exit::OK);
     }
-    let rows: Vec<Vec<String>> = skills
+    let rows: Vec<Vec<String>> = listing
+        .skills
         .iter()
         .map(|s| {
-            let name = s["name"].as_str().unwrap_or_default();
-            let marked = if set.ambiguous_names.contains(name) {
-                format!("{name} ⚠")
+            let marked = if set.ambiguous_names.contains(s.name) {
+                format!("{} ⚠", s.name)
             } else {
-                name.to_owned()
+                s.name.to_owned()
             };
             vec![
                 marked,
-                s["category"].as_str().unwrap_or("-").to_owned(),
-                s["scope"].as_str().unwrap_or_default().to_owned(),
-                ellipsize(s["description"].as_str().unwrap_or_default(), 60),
+                s.category.unwrap_or("-").to_owned(),
+                s.scope.label().to_owned(),
+                ellipsize(s.description, 60),
             ]
         })
         .collect();
     print_table(&["NAME", "CATEGORY", "SCOPE", "DESCRIPTION"], &rows);
-    let mut footer = format!("{} skill(s)", skills.len());
+    let mut footer = format!("{} skill(s)", listing.skills.len());
     if !set.ambiguous_names.is_empty() {
         footer.push_str("; ⚠ = name used by more than one skill, load it by its qualified id (see `knack skills doctor`)");
     }
@@ -73,14 +75,17 @@ fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<u8> {
 }
 
 fn view(ctx: &Context, args: ViewArgs) -> anyhow::Result<u8> {
-    let set = ctx.discover();
+    ctx.with_skills(|set| view_in(ctx, set, args))
+}
+
+fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> {
     let env = ctx.home.env_file();
     let view_ctx = ViewContext {
         preprocess: PreprocessOptions::from_config(&ctx.config.skills),
         session_id: None,
         env: &env,
     };
-    let result = skill_core::skill_view(&set, &args.name, args.file.as_deref(), &view_ctx);
+    let result = skill_core::skill_view(set, &args.name, args.file.as_deref(), &view_ctx);
     let ok = result["success"].as_bool().unwrap_or(false);
     if args.json {
         print_json(&result);
@@ -147,8 +152,11 @@ fn describe_failure(result: &Value) -> String {
 }
 
 fn doctor(ctx: &Context, json: bool) -> anyhow::Result<u8> {
-    let set = ctx.discover();
-    let mut entries = set.entries.clone();
+    ctx.with_skills(|set| doctor_in(ctx, set, json))
+}
+
+fn doctor_in(ctx: &Context, set: &SkillSet, json: bool) -> anyhow::Result<u8> {
+    let mut entries = skill_core::doctor_report(set);
     entries.extend(quarantined_entries(&ctx.home.hub_dir().join("quarantine")));
     if json {
         let value = json!({

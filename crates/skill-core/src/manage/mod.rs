@@ -327,6 +327,9 @@ pub fn skill_manage(
     args: &SkillManageArgs,
     origin: &WriteOrigin<'_>,
 ) -> Value {
+    // Every action scans what it writes; compile the patterns while the
+    // skill set loads.
+    skill_guard::prepare();
     let result = match args.action {
         ManageAction::Create => create(ctx, args, origin),
         ManageAction::Edit => edit(ctx, args, origin),

@@ -9,11 +9,11 @@ use skill_core::{
 use super::fixture::{Tree, discover_roots, names, root};
 
 fn entry_status(set: &SkillSet, path_suffix: &str) -> (EntryStatus, String) {
-    let e = set
-        .entries
+    let entries = skill_core::doctor_report(set);
+    let e = entries
         .iter()
         .find(|e| e.path.to_string_lossy().ends_with(path_suffix))
-        .unwrap_or_else(|| panic!("no doctor entry for {path_suffix}: {:#?}", set.entries));
+        .unwrap_or_else(|| panic!("no doctor entry for {path_suffix}: {entries:#?}"));
     (e.status, e.reason.clone())
 }
 
@@ -113,8 +113,8 @@ fn collisions_across_roots_and_categories_are_ambiguous_everywhere() {
         assert!(matches!(set.resolve(q), Resolution::Found(_)), "{q}");
     }
     // `devops/deploy` is one id; `deploy` as an id exists only in the project root.
-    let ambiguous: Vec<_> = set
-        .entries
+    let entries = skill_core::doctor_report(&set);
+    let ambiguous: Vec<_> = entries
         .iter()
         .filter(|e| e.status == EntryStatus::Ambiguous)
         .collect();
@@ -133,7 +133,7 @@ fn the_same_folder_reached_from_two_roots_counts_once() {
     assert_eq!(names(&set), vec!["user:a/one"]);
     assert_eq!(entry_status(&set, "a/one/SKILL.md").0, EntryStatus::Ok);
     assert!(
-        set.entries
+        skill_core::doctor_report(&set)
             .iter()
             .any(|e| e.status == EntryStatus::Skipped && e.reason.contains("already found"))
     );
@@ -260,8 +260,7 @@ fn walk_limits_truncate_and_report() {
     let set = skill_core::discover(&options).0;
     assert_eq!(set.skills.len(), 5, "root plus five skill folders");
     assert!(set.roots[0].truncated);
-    let truncated = set
-        .entries
+    let truncated = skill_core::doctor_report(&set)
         .iter()
         .filter(|e| e.status == EntryStatus::Truncated)
         .count();

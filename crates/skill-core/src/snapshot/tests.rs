@@ -1,0 +1,390 @@
+//! Tests of the disk snapshot: validity, racy stamps, one-by-one refresh.
+use std::time::Duration;
+
+use super::*;
+use crate::roots::SkillRoot;
+use crate::skill::Scope;
+
+fn backdate_tree(root: &Path, age: Duration) {
+    let when = SystemTime::now() - age;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            for e in fs::read_dir(&p).unwrap() {
+                stack.push(e.unwrap().path());
+            }
+        }
+        if p.exists() {
+            fs::File::open(&p).unwrap().set_modified(when).unwrap();
+        }
+    }
+}
+
+fn tree() -> (tempfile::TempDir, DiscoveryOptions) {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    let d = skills.join("ops/deploy");
+    fs::create_dir_all(&d).unwrap();
+    fs::write(
+        d.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Ship it\n---\nbody\n",
+    )
+    .unwrap();
+    backdate_tree(&skills, Duration::from_secs(3600));
+    let opts = DiscoveryOptions::with_roots(vec![SkillRoot {
+        path: skills,
+        scope: Scope::User,
+    }]);
+    (dir, opts)
+}
+
+#[test]
+fn second_load_comes_from_the_snapshot_and_equals_discovery() {
+    let (dir, opts) = tree();
+    let cache = dir.path().join("cache");
+    let (first, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Written);
+    let (second, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Loaded);
+    // Everything but the three frontmatter fields the snapshot leaves out
+    // (they are on the skill itself, or only used while parsing).
+    let without_folded = |mut set: SkillSet| {
+        for skill in &mut set.skills {
+            skill.frontmatter.name = None;
+            skill.frontmatter.description = None;
+            skill.frontmatter.metadata = None;
+        }
+        set
+    };
+    assert_eq!(without_folded(first), second);
+    assert_eq!(second, without_folded(discover(&opts).0));
+    assert!(
+        second
+            .skills
+            .iter()
+            .all(|s| !s.name.is_empty() && !s.description.is_empty())
+    );
+}
+
+#[test]
+fn nested_same_size_edit_with_a_newer_mtime_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    let deep = skills.join("a/b/c/tool");
+    fs::create_dir_all(&deep).unwrap();
+    let md = deep.join("SKILL.md");
+    fs::write(&md, "---\nname: tool\ndescription: Old words\n---\nbody\n").unwrap();
+    fs::write(
+        skills.join("a/b/DESCRIPTION.md"),
+        "---\ndescription: Category one\n---\n",
+    )
+    .unwrap();
+    backdate_tree(&skills, Duration::from_secs(3600));
+    let opts = DiscoveryOptions::with_roots(vec![SkillRoot {
+        path: skills.clone(),
+        scope: Scope::User,
+    }]);
+    let cache = dir.path().join("cache");
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Written);
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
+
+    // Same size, and no folder changes: only the file's own stamp moves.
+    fs::write(&md, "---\nname: tool\ndescription: New words\n---\nbody\n").unwrap();
+    let later = SystemTime::now() - Duration::from_secs(1800);
+    fs::File::open(&md).unwrap().set_modified(later).unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_ne!(outcome, SnapshotOutcome::Loaded);
+    assert_eq!(set.skills[0].description, "New words");
+
+    let desc = skills.join("a/b/DESCRIPTION.md");
+    fs::write(&desc, "---\ndescription: Category two\n---\n").unwrap();
+    fs::File::open(&desc).unwrap().set_modified(later).unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_ne!(outcome, SnapshotOutcome::Loaded);
+    assert_eq!(set.category_description("a/b"), Some("Category two"));
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
+}
+
+#[test]
+fn other_options_do_not_use_the_snapshot() {
+    let (dir, opts) = tree();
+    let cache = dir.path().join("cache");
+    load_or_discover(&opts, &cache);
+    let mut other = opts;
+    other.disabled = vec!["deploy".into()];
+    let (set, outcome) = load_with_outcome(&other, &cache);
+    assert_ne!(outcome, SnapshotOutcome::Loaded);
+    assert!(set.visible().is_empty());
+}
+
+#[test]
+fn a_fresh_tree_is_written_and_a_same_tick_edit_is_still_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("skills/x");
+    fs::create_dir_all(&d).unwrap();
+    let md = d.join("SKILL.md");
+    fs::write(&md, "---\ndescription: first\n---\n").unwrap();
+    let opts = user_root(&dir.path().join("skills"));
+    let cache = dir.path().join("cache");
+    // Files this young are proven by their digest, so the snapshot is written at once.
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Written);
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
+    // Same size and the very same mtime: only the content tells.
+    let before = fs::metadata(&md).unwrap().modified().unwrap();
+    fs::write(&md, "---\ndescription: other\n---\n").unwrap();
+    fs::File::open(&md).unwrap().set_modified(before).unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Refreshed);
+    assert_eq!(set.skills[0].description, "other");
+    assert_eq!(folded(discover(&opts).0), set);
+}
+
+fn found<'a>(set: &'a SkillSet, name: &str) -> &'a Skill {
+    match set.resolve(name) {
+        crate::skill_set::Resolution::Found(skill) => skill,
+        other => panic!("{name} did not resolve to one skill: {other:?}"),
+    }
+}
+
+fn user_root(path: &Path) -> DiscoveryOptions {
+    DiscoveryOptions::with_roots(vec![SkillRoot {
+        path: path.to_path_buf(),
+        scope: Scope::User,
+    }])
+}
+
+/// A discovery result as the snapshot keeps it (see `write`).
+fn folded(mut set: SkillSet) -> SkillSet {
+    for skill in &mut set.skills {
+        skill.frontmatter.name = None;
+        skill.frontmatter.description = None;
+        skill.frontmatter.metadata = None;
+    }
+    set
+}
+
+fn old_tree(skills: &[(&str, &str)]) -> (tempfile::TempDir, DiscoveryOptions, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    for (rel, text) in skills {
+        let d = root.join(rel);
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join("SKILL.md"), text).unwrap();
+    }
+    backdate_tree(&root, Duration::from_secs(3600));
+    let opts = user_root(&root);
+    let cache = dir.path().join("cache");
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Written);
+    (dir, opts, cache)
+}
+
+const TWO: [(&str, &str); 2] = [
+    (
+        "ops/deploy",
+        "---\nname: deploy\ndescription: Ship it\n---\nbody\n",
+    ),
+    (
+        "ops/rollback",
+        "---\nname: rollback\ndescription: Undo it\n---\nbody\n",
+    ),
+];
+
+#[test]
+fn an_in_place_edit_is_applied_alone_and_matches_a_full_discovery() {
+    let (dir, opts, cache) = old_tree(&TWO);
+    let md = dir.path().join("skills/ops/deploy/SKILL.md");
+    fs::write(
+        &md,
+        "---\nname: deploy\ndescription: Ship it now, with a longer line\n---\nbody\n",
+    )
+    .unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Refreshed);
+    assert_eq!(set, folded(discover(&opts).0));
+    assert_eq!(set.skills[0].description, "Ship it now, with a longer line");
+    // One change is applied again on each load rather than rewritten.
+    assert_eq!(
+        load_with_outcome(&opts, &cache),
+        (set, SnapshotOutcome::Refreshed)
+    );
+}
+
+#[test]
+fn many_in_place_edits_are_written_back() {
+    let skills: Vec<(String, String)> = (0..=REWRITE_AFTER)
+        .map(|i| {
+            (
+                format!("ops/s{i}"),
+                format!("---\nname: s{i}\ndescription: Old\n---\n"),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = skills
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (dir, opts, cache) = old_tree(&borrowed);
+    for (rel, _) in &skills {
+        let name = rel.trim_start_matches("ops/");
+        fs::write(
+            dir.path().join("skills").join(rel).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: New\n---\n"),
+        )
+        .unwrap();
+    }
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Refreshed);
+    assert!(set.skills.iter().all(|s| s.description == "New"));
+    assert_eq!(set, folded(discover(&opts).0));
+    assert_eq!(
+        load_with_outcome(&opts, &cache),
+        (set, SnapshotOutcome::Loaded)
+    );
+}
+
+#[test]
+fn a_temp_file_that_came_and_went_only_moves_the_folder_stamp() {
+    let (dir, opts, cache) = old_tree(&TWO);
+    let skill_dir = dir.path().join("skills/ops/deploy");
+    // What an atomic write leaves behind: the folder's mtime moved, its shape did not.
+    fs::write(skill_dir.join(".tmp-write"), "x").unwrap();
+    fs::remove_file(skill_dir.join(".tmp-write")).unwrap();
+    fs::write(skill_dir.join("notes.txt"), "x").unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Refreshed);
+    assert_eq!(set, folded(discover(&opts).0));
+}
+
+#[test]
+fn structural_changes_run_a_full_discovery() {
+    type Change = fn(&Path);
+    let changes: [(&str, Change); 5] = [
+        ("renamed skill", |root| {
+            fs::write(
+                root.join("ops/deploy/SKILL.md"),
+                "---\nname: rollback\ndescription: Ship it\n---\nbody\n",
+            )
+            .unwrap();
+        }),
+        ("new skill folder", |root| {
+            fs::create_dir_all(root.join("ops/new")).unwrap();
+            fs::write(
+                root.join("ops/new/SKILL.md"),
+                "---\ndescription: New\n---\n",
+            )
+            .unwrap();
+        }),
+        ("removed skill", |root| {
+            fs::remove_dir_all(root.join("ops/rollback")).unwrap();
+        }),
+        ("gated by platform", |root| {
+            fs::write(
+                root.join("ops/deploy/SKILL.md"),
+                "---\nname: deploy\ndescription: Ship it\nplatforms: [plan9]\n---\n",
+            )
+            .unwrap();
+        }),
+        ("broken frontmatter", |root| {
+            fs::write(root.join("ops/deploy/SKILL.md"), "---\nname: deploy\n").unwrap();
+        }),
+    ];
+    for (what, change) in changes {
+        let (dir, opts, cache) = old_tree(&TWO);
+        change(&dir.path().join("skills"));
+        let (set, outcome) = load_with_outcome(&opts, &cache);
+        assert_eq!(outcome, SnapshotOutcome::Written, "{what}");
+        assert_eq!(set, discover(&opts).0, "{what}");
+    }
+}
+
+#[test]
+fn a_link_pointed_elsewhere_or_mended_is_noticed() {
+    let (dir, opts, cache) = old_tree(&TWO);
+    let root = dir.path().join("skills");
+    let elsewhere = dir.path().join("elsewhere");
+    for name in ["a", "b"] {
+        let d = elsewhere.join(name).join("tool");
+        fs::create_dir_all(&d).unwrap();
+        fs::write(
+            d.join("SKILL.md"),
+            format!("---\ndescription: from {name}\n---\n"),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink(elsewhere.join("a"), root.join("linked")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("missing"), root.join("broken")).unwrap();
+    backdate_tree(&root, Duration::from_secs(3000));
+    let (set, _) = load_with_outcome(&opts, &cache);
+    assert_eq!(found(&set, "tool").description, "from a");
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
+
+    // Pointed elsewhere with the parent folder's stamp put back as it was.
+    let parent_mtime = fs::metadata(&root).unwrap().modified().unwrap();
+    fs::remove_file(root.join("linked")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("b"), root.join("linked")).unwrap();
+    fs::File::open(&root)
+        .unwrap()
+        .set_modified(parent_mtime)
+        .unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_ne!(outcome, SnapshotOutcome::Loaded);
+    assert_eq!(found(&set, "tool").description, "from b");
+
+    // The broken link's target appears: the link's own stamp moves.
+    let target = dir.path().join("missing/fixed");
+    fs::create_dir_all(&target).unwrap();
+    fs::write(target.join("SKILL.md"), "---\ndescription: mended\n---\n").unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_ne!(outcome, SnapshotOutcome::Loaded);
+    assert_eq!(found(&set, "fixed").description, "mended");
+}
+
+#[test]
+fn corrupt_snapshot_falls_back_to_discovery() {
+    let (dir, opts) = tree();
+    let cache = dir.path().join("cache");
+    fs::create_dir_all(&cache).unwrap();
+    fs::write(cache.join(SNAPSHOT_FILE), "not a snapshot").unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Written);
+    assert_eq!(set.visible().len(), 1);
+}
+
+#[test]
+fn every_frontmatter_field_survives_the_snapshot() {
+    let text = "---\nname: full\ndescription: Every field set\nversion: 1.10\nauthor: ops\n\
+license: MIT\ncompatibility: linux only\nplatforms: [linux, macos]\ntags: [a, b]\n\
+related_skills: [other]\ncategory: tools\nrequired_environment_variables:\n  - name: TOKEN\n    \
+prompt: Your token\n    help: See the wiki\n    optional: true\nrequires_toolsets: [web]\n\
+fallback_for_tools: [browser]\ncreated_by: agent\nmetadata:\n  knack:\n    tags: [c]\n---\nbody\n";
+    let (_dir, opts, cache) = old_tree(&[("tools/full", text)]);
+    let (loaded, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Loaded);
+    let discovered = folded(discover(&opts).0);
+    assert_eq!(loaded, discovered);
+    let fm = &loaded.skills[0].frontmatter;
+    assert_eq!(fm.version.as_deref(), Some("1.10"));
+    assert_eq!(fm.tags, ["c"]);
+    assert_eq!(fm.required_environment_variables[0].name, "TOKEN");
+    assert!(fm.required_environment_variables[0].optional);
+    assert_eq!(fm.conditions.fallback_for_tools, ["browser"]);
+    assert_eq!(fm.created_by.as_deref(), Some("agent"));
+}
+
+#[test]
+fn folded_frontmatter_decodes_as_frontmatter() {
+    let fm = Frontmatter {
+        version: Some("1".into()),
+        tags: vec!["a".into()],
+        required_environment_variables: vec![crate::frontmatter::EnvRequirement {
+            name: "T".into(),
+            prompt: None,
+            help: Some("h".into()),
+            optional: true,
+        }],
+        ..Frontmatter::default()
+    };
+    let bytes = postcard::to_stdvec(&FoldedFrontmatter(&fm)).unwrap();
+    let back: Frontmatter = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(back, super::folded(&fm));
+}

@@ -1,0 +1,275 @@
+//! What a discovery result depended on: one stamp per root, walked folder,
+//! SKILL.md and DESCRIPTION.md, so a later process can tell cheaply whether it still holds.
+//!
+//! A folder's stamp also carries the digest of its *shape* (the entries the walk
+//! acts on), so a folder whose mtime moved only because an unrelated file came
+//! or went (an atomic write's temp file, an editor's backup) is still valid.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// What kind of path a stamp covers; decides how a change is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StampKind {
+    /// A root or a walked folder.
+    Folder,
+    /// A skill's SKILL.md.
+    SkillFile,
+    /// A category's DESCRIPTION.md.
+    CategoryFile,
+}
+
+/// The parts of a file's metadata that move when it is replaced or edited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileState {
+    pub mtime_secs: i64,
+    pub mtime_nanos: u32,
+    pub size: u64,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl FileState {
+    pub fn of(meta: &fs::Metadata) -> Self {
+        Self {
+            mtime_secs: meta.mtime(),
+            mtime_nanos: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+            size: meta.len(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+
+    /// The state of `path` now (following links); `None` when it cannot be stat'ed.
+    pub fn read(path: &Path) -> Option<Self> {
+        // Checking a snapshot is one of these per stamp; asking only for the
+        // fields a stamp holds is measurably cheaper than a full metadata call.
+        use rustix::fs::{AtFlags, CWD, StatxFlags, makedev, statx};
+        let wanted = StatxFlags::TYPE | StatxFlags::MTIME | StatxFlags::SIZE | StatxFlags::INO;
+        match statx(CWD, path, AtFlags::empty(), wanted) {
+            Ok(st) => Some(Self {
+                mtime_secs: st.stx_mtime.tv_sec,
+                mtime_nanos: st.stx_mtime.tv_nsec,
+                size: st.stx_size,
+                dev: makedev(st.stx_dev_major, st.stx_dev_minor),
+                ino: st.stx_ino,
+            }),
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+                fs::metadata(path).ok().map(|m| Self::of(&m))
+            }
+            Err(_) => None,
+        }
+    }
+
+    pub fn modified(&self) -> SystemTime {
+        let since_epoch = Duration::new(self.mtime_secs.unsigned_abs(), self.mtime_nanos);
+        if self.mtime_secs >= 0 {
+            SystemTime::UNIX_EPOCH + since_epoch
+        } else {
+            SystemTime::UNIX_EPOCH - since_epoch
+        }
+    }
+}
+
+/// One path discovery depended on, as it was when it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub path: PathBuf,
+    pub kind: StampKind,
+    /// `None` when the path could not be stat'ed (a broken link, say): if it
+    /// appears later, the stamp no longer matches.
+    pub state: Option<FileState>,
+    /// Folders: the digest of their shape (see `Shape`); files: zero.
+    pub shape: u128,
+    /// Files read within `RACY_WINDOW` of their last change: the digest of
+    /// the bytes that were parsed (see `is_recent`).
+    pub digest: Option<u128>,
+}
+
+/// The modification stamps discovery depended on; equal stamps mean an equal result.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub stamps: Vec<Stamp>,
+}
+
+impl Fingerprint {
+    pub(crate) fn record(&mut self, path: &Path, kind: StampKind, state: Option<FileState>) {
+        self.push(path, kind, state, 0, None);
+    }
+
+    pub(crate) fn record_folder(&mut self, path: &Path, state: Option<FileState>, shape: u128) {
+        self.push(path, StampKind::Folder, state, shape, None);
+    }
+
+    pub(crate) fn record_file(
+        &mut self,
+        path: &Path,
+        kind: StampKind,
+        state: Option<FileState>,
+        digest: Option<u128>,
+    ) {
+        self.push(path, kind, state, 0, digest);
+    }
+
+    fn push(
+        &mut self,
+        path: &Path,
+        kind: StampKind,
+        state: Option<FileState>,
+        shape: u128,
+        digest: Option<u128>,
+    ) {
+        self.stamps.push(Stamp {
+            path: path.to_path_buf(),
+            kind,
+            state,
+            shape,
+            digest,
+        });
+    }
+
+    /// True when every recorded path still has the same state.
+    pub fn is_current(&self) -> bool {
+        self.stamps
+            .iter()
+            .all(|s| FileState::read(&s.path) == s.state)
+    }
+
+    /// Indices of the stamps whose path changed, checked on up to `threads`
+    /// threads (stat calls dominate a warm start on a large tree).
+    pub fn changed(&self, threads: usize) -> Vec<usize> {
+        changed_stamps(&self.stamps, threads)
+    }
+}
+
+/// Indices into `stamps` of those whose path no longer has the recorded state.
+pub(crate) fn changed_stamps(stamps: &[Stamp], threads: usize) -> Vec<usize> {
+    let check = |offset: usize, part: &[Stamp]| -> Vec<usize> {
+        part.iter()
+            .enumerate()
+            .filter(|(_, s)| FileState::read(&s.path) != s.state)
+            .map(|(i, _)| offset + i)
+            .collect()
+    };
+    if threads <= 1 || stamps.len() < 2048 {
+        return check(0, stamps);
+    }
+    let chunk = stamps.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = stamps
+            .chunks(chunk)
+            .enumerate()
+            .map(|(n, part)| scope.spawn(move || check(n * chunk, part)))
+            .collect();
+        let mut changed = Vec::new();
+        for (n, handle) in handles.into_iter().enumerate() {
+            match handle.join() {
+                Ok(part) => changed.extend(part),
+                // Treat a part that could not be checked as changed.
+                Err(_) => changed.extend(n * chunk..((n + 1) * chunk).min(stamps.len())),
+            }
+        }
+        changed
+    })
+}
+
+/// Builds the digest of a folder's shape: the entries discovery acts on.
+/// Plain files other than SKILL.md and DESCRIPTION.md, and hidden or skipped
+/// names, never change what the walk finds, so they are left out.
+#[derive(Default)]
+pub(crate) struct Shape {
+    hasher: Sha256,
+}
+
+impl Shape {
+    pub(crate) fn add(&mut self, name: &str, kind_tag: u8) {
+        self.hasher.update(name.as_bytes());
+        self.hasher.update([0, kind_tag]);
+    }
+
+    pub(crate) fn finish(self) -> u128 {
+        digest_prefix(&self.hasher.finalize())
+    }
+}
+
+/// A change this close to "now" may be followed by another within the same
+/// timestamp tick that leaves the state as it was; such stamps are "racy"
+/// and are backed by a digest of the content (files) or the shape (folders).
+pub const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// True when `state`'s mtime is within `RACY_WINDOW` of `now` (or after it).
+pub fn is_recent(state: &FileState, now: SystemTime) -> bool {
+    let threshold = now.checked_sub(RACY_WINDOW).unwrap_or(now);
+    state.modified() >= threshold
+}
+
+/// The first 128 bits of the SHA-256 of `bytes`.
+pub(crate) fn content_digest(bytes: &[u8]) -> u128 {
+    digest_prefix(&Sha256::digest(bytes))
+}
+
+/// The digest of the file at `path` now, for checking a racy stamp.
+pub(crate) fn file_digest(path: &Path) -> Option<u128> {
+    fs::read(path).ok().map(|bytes| content_digest(&bytes))
+}
+
+fn digest_prefix(bytes: &[u8]) -> u128 {
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&bytes[..16]);
+    u128::from_le_bytes(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips_its_mtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        let meta = fs::metadata(&file).unwrap();
+        let state = FileState::of(&meta);
+        assert_eq!(state.modified(), meta.modified().unwrap());
+        assert_eq!(state.size, 1);
+        assert_eq!(FileState::read(&file), Some(state));
+        assert_eq!(FileState::read(&dir.path().join("missing")), None);
+    }
+
+    #[test]
+    fn changed_finds_edits_on_every_thread_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut fp = Fingerprint::default();
+        for i in 0..3000 {
+            let p = dir.path().join(format!("f{i}"));
+            fs::write(&p, "a").unwrap();
+            fp.record(&p, StampKind::SkillFile, FileState::read(&p));
+        }
+        assert!(fp.changed(2).is_empty());
+        assert!(fp.is_current());
+        fs::write(dir.path().join("f7"), "bb").unwrap();
+        fs::remove_file(dir.path().join("f2999")).unwrap();
+        assert_eq!(fp.changed(1), vec![7, 2999]);
+        assert_eq!(fp.changed(2), vec![7, 2999]);
+        assert!(!fp.is_current());
+    }
+
+    #[test]
+    fn shape_depends_on_names_and_kinds_only() {
+        let shape = |entries: &[(&str, u8)]| {
+            let mut s = Shape::default();
+            for (n, k) in entries {
+                s.add(n, *k);
+            }
+            s.finish()
+        };
+        assert_eq!(shape(&[("a", 1), ("b", 2)]), shape(&[("a", 1), ("b", 2)]));
+        assert_ne!(shape(&[("a", 1), ("b", 2)]), shape(&[("a", 1), ("b", 1)]));
+        assert_ne!(shape(&[("ab", 1)]), shape(&[("a", 1), ("b", 1)]));
+    }
+}

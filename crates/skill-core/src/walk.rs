@@ -1,0 +1,725 @@
+//! The bounded, sorted breadth-first walk of every root. Each level of the
+//! walk is read on all cores; each folder's SKILL.md is read and parsed by the
+//! thread that listed the folder, so listing, reading and parsing overlap.
+//!
+//! All decisions that depend on order (loop detection, one physical folder
+//! counted once, the folder budget) are taken afterwards on one thread in
+//! breadth-first order, so the result is the same on any number of cores.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, mpsc};
+
+use rustix::fs::{Dir, FileType, Mode, OFlags};
+
+use crate::discovery::{
+    SkillPlace, SkillRead, build_skill, category_description, read_head, read_skill_from,
+    unreadable,
+};
+use crate::roots::DiscoveryOptions;
+use crate::skill::{SUPPORT_DIRS, Scope, Skill};
+use crate::skill_set::{DoctorEntry, EntryStatus, RootReport, SkillSet};
+use crate::stamp::{FileState, Fingerprint, Shape, StampKind};
+
+/// Folder names never walked, besides every name starting with a dot.
+pub(crate) const SKIPPED_DIRS: [&str; 5] = [
+    "node_modules",
+    "venv",
+    "__pycache__",
+    "site-packages",
+    "env",
+];
+/// Below this many folders in one level, threads cost more than they save.
+const PARALLEL_LEVEL: usize = 48;
+/// Folders a thread takes at a time from a level.
+const CHUNK: usize = 32;
+
+/// A SKILL.md found by the walk, already read and parsed.
+pub(crate) struct Candidate {
+    pub skill_md: PathBuf,
+    /// The skill built by the thread that read it, or why it is none.
+    pub outcome: Result<Skill, String>,
+}
+
+/// A DESCRIPTION.md found in a category folder, already read.
+pub(crate) struct CategoryNote {
+    pub root_index: usize,
+    pub category: String,
+    pub description: Option<String>,
+}
+
+pub(crate) struct WalkOutput {
+    pub candidates: Vec<Candidate>,
+    pub entries: Vec<DoctorEntry>,
+    pub categories: Vec<CategoryNote>,
+    pub roots: Vec<RootReport>,
+    pub notices: Vec<String>,
+    pub fingerprint: Fingerprint,
+}
+
+pub(crate) fn walk_roots(options: &DiscoveryOptions) -> WalkOutput {
+    let mut out = WalkOutput {
+        candidates: Vec::new(),
+        entries: Vec::new(),
+        categories: Vec::new(),
+        roots: Vec::new(),
+        notices: Vec::new(),
+        fingerprint: Fingerprint::default(),
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    // One physical skill folder counts once, even when two roots reach it.
+    let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
+    for (root_index, root) in options.roots.iter().enumerate() {
+        let before = out.candidates.len();
+        let truncated = walk_root(
+            root_index,
+            &root.path,
+            options,
+            threads,
+            &mut out,
+            &mut claimed,
+        );
+        out.roots.push(RootReport {
+            path: root.path.clone(),
+            scope: root.scope.clone(),
+            skills: out.candidates.len() - before,
+            truncated,
+        });
+    }
+    out
+}
+
+/// A folder waiting to be read: its path and its path below the root.
+struct Queued {
+    dir: PathBuf,
+    rel: Vec<String>,
+}
+
+fn walk_root(
+    root_index: usize,
+    root: &Path,
+    options: &DiscoveryOptions,
+    threads: usize,
+    out: &mut WalkOutput,
+    claimed: &mut HashMap<(u64, u64), PathBuf>,
+) -> bool {
+    let is_dir = fs::metadata(root).is_ok_and(|m| m.is_dir());
+    if !is_dir {
+        out.fingerprint
+            .record(root, StampKind::Folder, FileState::read(root));
+        return false;
+    }
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut visited: HashSet<(u64, u64)> = HashSet::new();
+    let mut level = vec![Queued {
+        dir: root.to_path_buf(),
+        rel: Vec::new(),
+    }];
+    let mut dirs_read = 0usize;
+    let mut truncated = false;
+
+    while !level.is_empty() {
+        let budget = options.max_dirs.saturating_sub(dirs_read);
+        if level.len() > budget {
+            truncated = true;
+            for rest in level.drain(budget..) {
+                report_unwalked(&rest.dir, out, "the walk stopped at skills.scan_max_dirs");
+            }
+        }
+        if level.is_empty() {
+            break;
+        }
+        dirs_read += level.len();
+        let mut next = Vec::new();
+        let root_ref = RootRef {
+            index: root_index,
+            scope: &options.roots[root_index].scope,
+        };
+        read_level_in_order(
+            &level,
+            &root_ref,
+            &canonical_root,
+            threads,
+            |queued, read| {
+                accept_folder(
+                    queued,
+                    read,
+                    root_index,
+                    options,
+                    out,
+                    claimed,
+                    &mut visited,
+                    &mut truncated,
+                    &mut next,
+                );
+            },
+        );
+        level = next;
+    }
+    truncated
+}
+
+/// Applies one folder's read, in walk order: the loop guard, the stamp, the
+/// skill or category it holds, and the subfolders for the next level.
+#[allow(clippy::too_many_arguments)]
+fn accept_folder(
+    Queued { dir, rel }: &Queued,
+    read: FolderRead,
+    root_index: usize,
+    options: &DiscoveryOptions,
+    out: &mut WalkOutput,
+    claimed: &mut HashMap<(u64, u64), PathBuf>,
+    visited: &mut HashSet<(u64, u64)>,
+    truncated: &mut bool,
+    next: &mut Vec<Queued>,
+) {
+    if let Some(key) = read.state.map(|s| (s.dev, s.ino))
+        && !visited.insert(key)
+    {
+        // Stamped too, so a link that is pointed elsewhere later is noticed.
+        out.fingerprint.record(dir, StampKind::Folder, read.state);
+        out.notices.push(format!(
+            "{} was skipped: it leads back to a folder already walked (a link loop)",
+            dir.display()
+        ));
+        return;
+    }
+    out.fingerprint.record_folder(dir, read.state, read.shape);
+    let entries = match read.listing {
+        Ok(entries) => entries,
+        Err(e) => {
+            out.notices
+                .push(format!("cannot read directory {}: {e}", dir.display()));
+            return;
+        }
+    };
+    let skill_md = dir.join("SKILL.md");
+    let has_skill_md = entries.iter().any(|e| e.name == "SKILL.md");
+    if has_skill_md {
+        if rel.is_empty() {
+            out.entries.push(DoctorEntry::new(
+                &skill_md,
+                EntryStatus::Skipped,
+                "SKILL.md sits directly in a skills root; move it into a folder named after the skill".into(),
+            ));
+        } else if let Some(first) = read.state.and_then(|s| claimed.get(&(s.dev, s.ino))) {
+            out.entries.push(DoctorEntry::new(
+                &skill_md,
+                EntryStatus::Skipped,
+                format!("the same folder was already found as {}", first.display()),
+            ));
+        } else if let Some((
+            SkillRead {
+                state: file_state,
+                digest,
+                ..
+            },
+            outcome,
+        )) = read.skill
+        {
+            if let Some(s) = read.state {
+                claimed.insert((s.dev, s.ino), skill_md.clone());
+            }
+            out.fingerprint
+                .record_file(&skill_md, StampKind::SkillFile, file_state, digest);
+            out.candidates.push(Candidate { skill_md, outcome });
+        }
+    } else if let Some((file_state, digest, description)) = read.description {
+        let path = dir.join("DESCRIPTION.md");
+        out.fingerprint
+            .record_file(&path, StampKind::CategoryFile, file_state, digest);
+        out.categories.push(CategoryNote {
+            root_index,
+            category: rel.join("/"),
+            description,
+        });
+    }
+
+    let mut links = read.links.into_iter();
+    for entry in &entries {
+        if !entry.walkable() {
+            continue;
+        }
+        let child = dir.join(&entry.name);
+        if entry.kind != EntryKind::Dir {
+            // Symlinks (and unknown types) were resolved by the reading thread, in order.
+            let Some(link) = links.next() else { continue };
+            match link.state {
+                Some(_) if link.is_dir => {
+                    // Stamped when the folder itself is read, through the link.
+                    if let Some(target) = link.outside_root {
+                        out.notices.push(format!(
+                            "link {} leads outside its root, to {}",
+                            child.display(),
+                            target.display()
+                        ));
+                    }
+                }
+                state => {
+                    // Stamped, so a link that is fixed or pointed elsewhere later is noticed.
+                    out.fingerprint.record(&child, StampKind::Folder, state);
+                    if state.is_none() && entry.kind == EntryKind::Symlink {
+                        out.notices.push(format!(
+                            "broken link {} was skipped (its target does not exist)",
+                            child.display()
+                        ));
+                    }
+                    continue;
+                }
+            }
+        }
+        if has_skill_md && SUPPORT_DIRS.contains(&entry.name.as_str()) {
+            continue;
+        }
+        if rel.len() + 1 > options.max_depth {
+            *truncated = true;
+            report_unwalked(&child, out, "it is deeper than skills.scan_max_depth");
+            continue;
+        }
+        let mut child_rel = rel.clone();
+        child_rel.push(entry.name.clone());
+        next.push(Queued {
+            dir: child,
+            rel: child_rel,
+        });
+    }
+}
+
+/// What one thread learned about one folder.
+struct FolderRead {
+    /// The folder's own state, from the open handle (or a stat if it cannot be opened).
+    state: Option<FileState>,
+    listing: Result<Vec<DirEntryInfo>, String>,
+    shape: u128,
+    /// SKILL.md, read and parsed, when the folder has one (and is not a root).
+    skill: Option<(SkillRead, Result<Skill, String>)>,
+    /// DESCRIPTION.md of a category folder (not a root, no SKILL.md), with
+    /// its state and racy digest.
+    description: Option<(Option<FileState>, Option<u128>, Option<String>)>,
+    /// One per walkable entry that is not a plain folder, in listing order.
+    links: Vec<LinkTarget>,
+}
+
+/// Where a symlink (or an entry of unknown type) leads.
+struct LinkTarget {
+    state: Option<FileState>,
+    is_dir: bool,
+    /// The target, when the link leaves the root's real path.
+    outside_root: Option<PathBuf>,
+}
+
+/// Reads every folder of one level and hands each read to `accept` in
+/// level order. Helper threads and this thread take chunks of the level in
+/// turn; this thread accepts finished chunks in order as soon as they are
+/// ready, so the ordered bookkeeping overlaps with the reading.
+fn read_level_in_order(
+    level: &[Queued],
+    root: &RootRef<'_>,
+    canonical_root: &Path,
+    threads: usize,
+    mut accept: impl FnMut(&Queued, FolderRead),
+) {
+    let read = |q: &Queued| read_folder(q, root, canonical_root);
+    if threads <= 1 || level.len() < PARALLEL_LEVEL {
+        for queued in level {
+            accept(queued, read(queued));
+        }
+        return;
+    }
+    let chunks = level.len().div_ceil(CHUNK);
+    let part = |c: usize| &level[c * CHUNK..((c + 1) * CHUNK).min(level.len())];
+    let next_chunk = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<Vec<FolderRead>>>> = (0..chunks).map(|_| Mutex::new(None)).collect();
+    let store = |c: usize, reads: Vec<FolderRead>| match done[c].lock() {
+        Ok(mut slot) => *slot = Some(reads),
+        Err(poisoned) => *poisoned.into_inner() = Some(reads),
+    };
+    let take = |c: usize| match done[c].lock() {
+        Ok(mut slot) => slot.take(),
+        Err(poisoned) => poisoned.into_inner().take(),
+    };
+    let (finished, finishes) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            let finished = finished.clone();
+            let (next_chunk, store) = (&next_chunk, &store);
+            scope.spawn(move || {
+                loop {
+                    let c = next_chunk.fetch_add(1, Ordering::Relaxed);
+                    if c >= chunks {
+                        break;
+                    }
+                    store(c, part(c).iter().map(read).collect());
+                    let _ = finished.send(());
+                }
+            });
+        }
+        drop(finished);
+        let mut helpers_gone = false;
+        for c in 0..chunks {
+            let reads = loop {
+                if let Some(reads) = take(c) {
+                    break reads;
+                }
+                let mine = next_chunk.fetch_add(1, Ordering::Relaxed);
+                if mine < chunks {
+                    store(mine, part(mine).iter().map(read).collect());
+                } else if helpers_gone || finishes.recv().is_err() {
+                    // A helper that died with this chunk in hand: read it here.
+                    helpers_gone = true;
+                    if let Some(reads) = take(c) {
+                        break reads;
+                    }
+                    break part(c).iter().map(read).collect();
+                }
+            };
+            for (queued, folder) in part(c).iter().zip(reads) {
+                accept(queued, folder);
+            }
+        }
+    });
+}
+
+fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> FolderRead {
+    let (dir, is_root) = (queued.dir.as_path(), queued.rel.is_empty());
+    let mut read = FolderRead {
+        state: None,
+        listing: Err(String::new()),
+        shape: 0,
+        skill: None,
+        description: None,
+        links: Vec::new(),
+    };
+    let fd = match open_folder(dir) {
+        Ok(fd) => fd,
+        Err(e) => {
+            read.state = FileState::read(dir);
+            read.listing = Err(e.to_string());
+            return read;
+        }
+    };
+    read.state = rustix::fs::fstat(&fd).ok().map(|st| state_from_stat(&st));
+    let entries = match list_folder(fd) {
+        Ok((entries, listed)) => {
+            let has = |name: &str| entries.iter().any(|e| e.name == name);
+            if let Ok(dir_fd) = listed.fd() {
+                if !is_root && has("SKILL.md") {
+                    read.skill = Some(read_and_build(&dir_fd, queued, root));
+                } else if !is_root && has("DESCRIPTION.md") {
+                    read.description = Some(read_description_at(&dir_fd));
+                }
+            }
+            entries
+        }
+        Err(e) => {
+            read.listing = Err(e.to_string());
+            return read;
+        }
+    };
+    for entry in entries
+        .iter()
+        .filter(|e| e.walkable() && e.kind != EntryKind::Dir)
+    {
+        let child = dir.join(&entry.name);
+        read.links
+            .push(resolve_link(&child, entry.kind, canonical_root));
+    }
+    read.shape = shape_of(&entries);
+    read.listing = Ok(entries);
+    read
+}
+
+fn resolve_link(child: &Path, kind: EntryKind, canonical_root: &Path) -> LinkTarget {
+    let Ok(meta) = fs::metadata(child) else {
+        return LinkTarget {
+            state: None,
+            is_dir: false,
+            outside_root: None,
+        };
+    };
+    let outside_root = if kind == EntryKind::Symlink && meta.is_dir() {
+        child
+            .canonicalize()
+            .ok()
+            .filter(|target| !target.starts_with(canonical_root))
+    } else {
+        None
+    };
+    LinkTarget {
+        state: Some(FileState::of(&meta)),
+        is_dir: meta.is_dir(),
+        outside_root,
+    }
+}
+
+fn open_folder(dir: &Path) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+fn state_from_stat(st: &rustix::fs::Stat) -> FileState {
+    FileState {
+        mtime_secs: st.st_mtime,
+        mtime_nanos: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        dev: st.st_dev,
+        ino: st.st_ino,
+    }
+}
+
+/// The root a folder belongs to, as the reading threads need it.
+struct RootRef<'a> {
+    index: usize,
+    scope: &'a Scope,
+}
+
+/// Reads and parses a folder's SKILL.md and builds the skill, on the
+/// reading thread; the (SkillRead's) outcome is moved into the skill.
+fn read_and_build(
+    dir_fd: &impl AsFd,
+    queued: &Queued,
+    root: &RootRef<'_>,
+) -> (SkillRead, Result<Skill, String>) {
+    let mut read = read_skill_at(dir_fd, &queued.dir);
+    let outcome = std::mem::replace(&mut read.outcome, Err(String::new()));
+    let built = outcome.map(|parsed| {
+        let place = SkillPlace {
+            root_index: root.index,
+            skill_md: queued.dir.join("SKILL.md"),
+            skill_dir: queued.dir.clone(),
+            rel: queued.rel.clone(),
+        };
+        build_skill(&place, root.scope, parsed)
+    });
+    (read, built)
+}
+
+/// SKILL.md opened relative to its folder (no second path lookup); its
+/// state comes from the open handle.
+fn read_skill_at(dir_fd: &impl AsFd, dir: &Path) -> SkillRead {
+    let path = dir.join("SKILL.md");
+    match open_file_at(dir_fd, "SKILL.md") {
+        Ok(file) => read_skill_from(file, &path),
+        Err(e) => SkillRead {
+            state: FileState::read(&path),
+            digest: None,
+            outcome: Err(unreadable(&e)),
+        },
+    }
+}
+
+fn read_description_at(dir_fd: &impl AsFd) -> (Option<FileState>, Option<u128>, Option<String>) {
+    let Ok(file) = open_file_at(dir_fd, "DESCRIPTION.md") else {
+        return (None, None, None);
+    };
+    match read_head(file) {
+        Ok(head) => (
+            Some(FileState::of(&head.meta)),
+            head.digest,
+            category_description(&head.text),
+        ),
+        Err(_) => (None, None, None),
+    }
+}
+
+fn open_file_at(dir_fd: &impl AsFd, name: &str) -> std::io::Result<fs::File> {
+    let fd = rustix::fs::openat(
+        dir_fd,
+        name,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(fs::File::from(fd))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum EntryKind {
+    File = 1,
+    Dir = 2,
+    Symlink = 3,
+    Other = 4,
+}
+
+pub(crate) struct DirEntryInfo {
+    pub name: String,
+    pub kind: EntryKind,
+}
+
+impl DirEntryInfo {
+    /// A name the walk may descend into (its type is checked separately).
+    fn walkable(&self) -> bool {
+        self.kind != EntryKind::File
+            && !self.name.starts_with('.')
+            && !SKIPPED_DIRS.contains(&self.name.as_str())
+    }
+}
+
+/// Reads a folder's entries (sorted by name, with their type as the listing
+/// reports it) and hands the open folder back for reads relative to it.
+fn list_folder(fd: OwnedFd) -> std::io::Result<(Vec<DirEntryInfo>, Dir)> {
+    let mut dir = Dir::new(fd)?;
+    let mut entries = Vec::new();
+    for entry in dir.by_ref() {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Directory => EntryKind::Dir,
+            FileType::RegularFile => EntryKind::File,
+            FileType::Symlink => EntryKind::Symlink,
+            // Some file systems do not fill in the type; ask.
+            FileType::Unknown => EntryKind::Other,
+            _ => EntryKind::File,
+        };
+        entries.push(DirEntryInfo {
+            name: String::from_utf8_lossy(name).into_owned(),
+            kind,
+        });
+    }
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok((entries, dir))
+}
+
+/// Directory entries sorted by name (through std; for the small side walks).
+pub(crate) fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<DirEntryInfo>> {
+    let mut entries = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let Ok(entry) = entry else { continue };
+        let kind = match entry.file_type() {
+            Ok(t) if t.is_symlink() => EntryKind::Symlink,
+            Ok(t) if t.is_dir() => EntryKind::Dir,
+            Ok(t) if t.is_file() => EntryKind::File,
+            _ => EntryKind::Other,
+        };
+        entries.push(DirEntryInfo {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            kind,
+        });
+    }
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+/// The shape digest of `dir` as it is now, computed exactly as the walk does;
+/// `None` when it cannot be listed.
+pub(crate) fn current_shape(dir: &Path) -> Option<u128> {
+    let fd = open_folder(dir).ok()?;
+    let (entries, _) = list_folder(fd).ok()?;
+    Some(shape_of(&entries))
+}
+
+/// The digest of the entries the walk acts on (see `stamp::Shape`).
+fn shape_of(entries: &[DirEntryInfo]) -> u128 {
+    let mut shape = Shape::default();
+    for entry in entries {
+        let counts = if entry.kind == EntryKind::File {
+            entry.name == "SKILL.md" || entry.name == "DESCRIPTION.md"
+        } else {
+            entry.walkable()
+        };
+        if counts {
+            shape.add(&entry.name, entry.kind as u8);
+        }
+    }
+    shape.finish()
+}
+
+/// SKILL.md files in a folder the walk did not read are reported, not silently
+/// lost. The look is bounded so a huge unwalked tree stays cheap.
+fn report_unwalked(dir: &Path, out: &mut WalkOutput, why: &str) {
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    let mut reported = 0usize;
+    while let Some((dir, depth)) = stack.pop() {
+        let skill_md = dir.join("SKILL.md");
+        if skill_md.is_file() {
+            out.entries.push(DoctorEntry::new(
+                &skill_md,
+                EntryStatus::Truncated,
+                format!("not loaded: {why}"),
+            ));
+            reported += 1;
+        }
+        if depth >= 4 || reported >= 200 {
+            continue;
+        }
+        let Ok(entries) = read_dir_sorted(&dir) else {
+            continue;
+        };
+        for DirEntryInfo { name, .. } in entries.into_iter().rev() {
+            let path = dir.join(&name);
+            if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_str()) && path.is_dir() {
+                stack.push((path, depth + 1));
+            }
+        }
+    }
+}
+
+/// Doctor entries for SKILL.md files kept inside the support folders of the
+/// skills in `set` (an old package under `references/` is material, not a
+/// skill). Only `skills doctor` needs them, so the walk itself never reads
+/// support folders.
+pub fn decoy_entries(set: &SkillSet) -> Vec<DoctorEntry> {
+    let skill_mds = set.skills.iter().map(|s| s.path.as_path()).chain(
+        set.entries
+            .iter()
+            .filter(|e| e.status == EntryStatus::Skipped && e.path.ends_with("SKILL.md"))
+            .map(|e| e.path.as_path()),
+    );
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for skill_md in skill_mds {
+        let Some(dir) = skill_md.parent() else {
+            continue;
+        };
+        if !seen.insert(dir) {
+            continue;
+        }
+        for support in SUPPORT_DIRS {
+            let child = dir.join(support);
+            if child.is_dir() {
+                report_decoys(&child, skill_md, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// An old package kept under `references/` is material, not a skill; say so.
+fn report_decoys(support_dir: &Path, owner: &Path, out: &mut Vec<DoctorEntry>) {
+    let mut stack = vec![(support_dir.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = read_dir_sorted(&dir) else {
+            continue;
+        };
+        for DirEntryInfo { name, kind } in entries {
+            let path = dir.join(&name);
+            if name == "SKILL.md" {
+                out.push(DoctorEntry::new(
+                    &path,
+                    EntryStatus::Skipped,
+                    format!(
+                        "inside a support folder of {}; it is a file of that skill, not a skill",
+                        owner.display()
+                    ),
+                ));
+            } else if depth < 4
+                && (kind == EntryKind::Dir || kind == EntryKind::Symlink && path.is_dir())
+                && !name.starts_with('.')
+            {
+                stack.push((path, depth + 1));
+            }
+        }
+    }
+}
