@@ -1003,8 +1003,7 @@ mod tests {
         );
         let ambiguous: usize = set.skills.iter().filter(|s| set.is_ambiguous(s)).count();
         assert_eq!(ambiguous, summary.duplicate_names);
-        let decoys = set
-            .entries
+        let decoys = skill_core::doctor_report(&set)
             .iter()
             .filter(|e| e.reason.contains("support folder"))
             .count();
