@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use lru::LruCache;
@@ -37,6 +37,12 @@ const NAMES_ONLY: &str = "[names only]";
 const CATEGORY_DESCRIPTION_CHARS: usize = 100;
 /// Rendered blocks kept in memory; one per distinct key.
 const CACHE_SLOTS: usize = 32;
+/// The folder under `$KNACK_HOME/cache` holding rendered blocks, and how
+/// many it keeps (the least recently written go first).
+const DISK_CACHE_DIR: &str = "skills-index";
+const DISK_CACHE_FILES: usize = 16;
+/// Bumped whenever rendering changes, so older blocks on disk are not reused.
+const RENDER_VERSION: u32 = 1;
 
 /// What the index depends on besides the skill set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +52,9 @@ pub struct IndexOptions {
     pub platform: Platform,
     pub disabled: Vec<String>,
     pub budget_chars: usize,
+    /// A folder where rendered blocks are kept between processes, so a fresh
+    /// `knack` process with an unchanged skill set does not render again.
+    pub disk_cache: Option<PathBuf>,
 }
 
 impl IndexOptions {
@@ -56,6 +65,7 @@ impl IndexOptions {
             platform: inputs.platform,
             disabled: inputs.config.skills.disabled.clone(),
             budget_chars: inputs.config.skills.index_budget_chars,
+            disk_cache: Some(inputs.home.cache_dir().join(DISK_CACHE_DIR)),
         }
     }
 }
@@ -105,9 +115,58 @@ pub fn render_skills_index(skills: &SkillSet, options: &IndexOptions) -> String 
     if let Some(hit) = cache().get(&key) {
         return hit.to_string();
     }
+    let on_disk = options
+        .disk_cache
+        .as_deref()
+        .map(|dir| dir.join(disk_name(&key)));
+    if let Some(text) = on_disk
+        .as_deref()
+        .and_then(|file| std::fs::read_to_string(file).ok())
+    {
+        cache().put(key, Arc::from(text.as_str()));
+        return text;
+    }
     let rendered = render(skills, options);
+    if let Some(file) = &on_disk {
+        // Best effort: a block that cannot be kept is rendered again next time.
+        if let Err(e) = keep_on_disk(file, &rendered) {
+            tracing::debug!("skills index not kept in {}: {e}", file.display());
+        }
+    }
     cache().put(key, Arc::from(rendered.as_str()));
     rendered
+}
+
+/// The file name of a block: a digest of everything that decides its bytes.
+fn disk_name(key: &CacheKey) -> String {
+    let digest = Sha256::digest(
+        format!("{} {RENDER_VERSION} {key:?}", env!("CARGO_PKG_VERSION")).as_bytes(),
+    );
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}.txt")
+}
+
+/// Writes `text` atomically (temp file, rename), then drops the oldest
+/// blocks beyond `DISK_CACHE_FILES`.
+fn keep_on_disk(file: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.persist(file).map_err(|e| e.error)?;
+    let mut blocks: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "txt"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if blocks.len() > DISK_CACHE_FILES {
+        blocks.sort();
+        for (_, old) in &blocks[..blocks.len() - DISK_CACHE_FILES] {
+            let _ = std::fs::remove_file(old);
+        }
+    }
+    Ok(())
 }
 
 fn sorted(items: &[String]) -> Vec<String> {
@@ -118,10 +177,12 @@ fn sorted(items: &[String]) -> Vec<String> {
 }
 
 fn cache_key(skills: &SkillSet, options: &IndexOptions) -> CacheKey {
-    let mut h = Sha256::new();
+    // Fields are gathered into one buffer and hashed in one call: hundreds
+    // of thousands of tiny updates cost more than the hashing itself.
+    let mut bytes: Vec<u8> = Vec::with_capacity(skills.skills.len() * 320);
     let mut field = |text: &str| {
-        h.update((text.len() as u64).to_le_bytes());
-        h.update(text.as_bytes());
+        bytes.extend_from_slice(&(text.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(text.as_bytes());
     };
     for (skill, gate) in skills.skills.iter().zip(&skills.gates) {
         // Plain fields, no formatting: the key is computed on every prompt build.
@@ -168,7 +229,7 @@ fn cache_key(skills: &SkillSet, options: &IndexOptions) -> CacheKey {
         platform: options.platform,
         disabled: sorted(&options.disabled),
         budget: options.budget_chars,
-        content: h.finalize().into(),
+        content: Sha256::digest(&bytes).into(),
     }
 }
 

@@ -11,6 +11,7 @@
 //! Stamps recorded within the racy window are checked by content or shape.
 //! Writing is best effort: a snapshot that cannot be written costs speed only.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
@@ -22,11 +23,11 @@ use sha2::{Digest, Sha256};
 
 use crate::discovery::{SkillPlace, build_skill, discover, gate_for, read_skill};
 use crate::frontmatter::Frontmatter;
-use crate::roots::DiscoveryOptions;
+use crate::roots::{DiscoveryOptions, SkillRoot};
 use crate::skill::Skill;
 use crate::skill_set::{DoctorEntry, Gate, RootReport, SkillSet};
 use crate::stamp::{
-    FileState, Fingerprint, Stamp, StampKind, changed_stamps, file_digest, is_recent,
+    FileState, Fingerprint, Stamp, StampKind, changed_indices_beside, file_digest, is_recent,
 };
 use crate::walk::current_shape;
 
@@ -71,7 +72,9 @@ struct Header {
 /// the skills themselves (scopes, `ok` doctor entries).
 #[derive(Serialize, Deserialize)]
 struct Body {
+    /// The skills in discovery order, in two halves (encoded on two threads).
     skills: Vec<StoredSkill>,
+    more_skills: Vec<StoredSkill>,
     gates: Vec<Option<Gate>>,
     category_descriptions: BTreeMap<String, (usize, String)>,
     roots: Vec<StoredRoot>,
@@ -80,16 +83,13 @@ struct Body {
     ambiguous_names: BTreeSet<String>,
 }
 
-/// A `Skill` without its scope and folder: the scope follows from
-/// `root_index` and the options, the folder from the path.
+/// A `Skill` without what follows from its root and id: the scope, the
+/// folder (`root/id`), SKILL.md in it, and the category (the id's parent).
 #[derive(Serialize, Deserialize)]
 struct StoredSkill {
     name: String,
     description: String,
-    category: Option<String>,
     id: String,
-    /// SKILL.md; the skill folder is its parent.
-    path: PathBuf,
     root_index: usize,
     frontmatter: Frontmatter,
     warnings: Vec<String>,
@@ -102,11 +102,76 @@ struct StoredRoot {
     truncated: bool,
 }
 
-/// `Body` as written: borrowed from the set, so writing copies nothing but
-/// the bytes. Field for field the same encoding as `Body`.
+/// A stamp as stored: its path relative to a root (whole when it lies
+/// under none), borrowed from the file's bytes when read.
+#[derive(Serialize, Deserialize)]
+struct StoredStamp<'a> {
+    root: Option<u32>,
+    #[serde(borrow)]
+    rel: Cow<'a, str>,
+    kind: StampKind,
+    state: Option<FileState>,
+    shape: u128,
+    digest: Option<u128>,
+}
+
+impl<'a> StoredStamp<'a> {
+    /// `stamp` relative to the first root that gives back the very same path;
+    /// `None` for a path that is not UTF-8 (such trees are not snapshotted).
+    fn of(stamp: &'a Stamp, roots: &[SkillRoot]) -> Option<Self> {
+        let relative = roots.iter().enumerate().find_map(|(i, root)| {
+            let rel = stamp.path.strip_prefix(&root.path).ok()?.to_str()?;
+            let rebuilt = if rel.is_empty() {
+                root.path.clone()
+            } else {
+                root.path.join(rel)
+            };
+            (rebuilt == stamp.path).then_some((u32::try_from(i).ok()?, rel))
+        });
+        let (root, rel) = match relative {
+            Some((i, rel)) => (Some(i), rel),
+            None => (None, stamp.path.to_str()?),
+        };
+        Some(Self {
+            root,
+            rel: Cow::Borrowed(rel),
+            kind: stamp.kind,
+            state: stamp.state,
+            shape: stamp.shape,
+            digest: stamp.digest,
+        })
+    }
+
+    fn path(&self, roots: &[SkillRoot]) -> Option<PathBuf> {
+        match self.root {
+            None => Some(PathBuf::from(self.rel.as_ref())),
+            Some(i) => {
+                let root = &roots.get(usize::try_from(i).ok()?)?.path;
+                Some(if self.rel.is_empty() {
+                    root.clone()
+                } else {
+                    root.join(self.rel.as_ref())
+                })
+            }
+        }
+    }
+
+    fn into_stamp(self, roots: &[SkillRoot]) -> Option<Stamp> {
+        Some(Stamp {
+            path: self.path(roots)?,
+            kind: self.kind,
+            state: self.state,
+            shape: self.shape,
+            digest: self.digest,
+        })
+    }
+}
+
+/// `Body` after its two halves of skills, as written: borrowed from the set,
+/// so writing copies nothing but the bytes. The halves and this tail,
+/// encoded one after the other, are field for field the encoding of `Body`.
 #[derive(Serialize)]
-struct BodyRef<'a> {
-    skills: Vec<StoredSkillRef<'a>>,
+struct BodyTail<'a> {
     gates: &'a [Option<Gate>],
     category_descriptions: &'a BTreeMap<String, (usize, String)>,
     roots: Vec<StoredRoot>,
@@ -120,9 +185,7 @@ struct BodyRef<'a> {
 struct StoredSkillRef<'a> {
     name: &'a str,
     description: &'a str,
-    category: &'a Option<String>,
     id: &'a str,
-    path: &'a Path,
     root_index: usize,
     frontmatter: FoldedFrontmatter<'a>,
     warnings: &'a [String],
@@ -180,7 +243,7 @@ pub fn load_with_fingerprint(
     options: &DiscoveryOptions,
     cache_dir: &Path,
 ) -> (SkillSet, Fingerprint, SnapshotOutcome) {
-    let (set, fingerprint, pending) = load_unwritten(options, cache_dir);
+    let (set, fingerprint, pending) = load_unwritten(options, cache_dir, true);
     let outcome = pending.write(&set, &fingerprint);
     (set, fingerprint, outcome)
 }
@@ -193,7 +256,7 @@ pub fn with_skill_set<R>(
     cache_dir: &Path,
     use_set: impl FnOnce(&SkillSet) -> R,
 ) -> R {
-    let (set, fingerprint, pending) = load_unwritten(options, cache_dir);
+    let (set, fingerprint, pending) = load_unwritten(options, cache_dir, false);
     if matches!(pending, Pending::Nothing(_)) {
         return use_set(&set);
     }
@@ -214,6 +277,7 @@ enum Pending {
     Write {
         path: PathBuf,
         key: [u8; 32],
+        roots: Vec<SkillRoot>,
         /// What the outcome is when the write succeeds.
         success: SnapshotOutcome,
     },
@@ -223,7 +287,12 @@ impl Pending {
     fn write(&self, set: &SkillSet, fingerprint: &Fingerprint) -> SnapshotOutcome {
         match self {
             Pending::Nothing(outcome) => *outcome,
-            Pending::Write { path, key, success } => match write(path, key, set, fingerprint) {
+            Pending::Write {
+                path,
+                key,
+                roots,
+                success,
+            } => match write(path, key, roots, set, fingerprint) {
                 Ok(()) => *success,
                 Err(e) => {
                     tracing::debug!("skills snapshot not written to {}: {e}", path.display());
@@ -239,10 +308,11 @@ impl Pending {
 fn load_unwritten(
     options: &DiscoveryOptions,
     cache_dir: &Path,
+    keep_stamps: bool,
 ) -> (SkillSet, Fingerprint, Pending) {
     let path = cache_dir.join(SNAPSHOT_FILE);
     let key = options_key(options);
-    let stale = match read(&path, &key, options) {
+    let stale = match read(&path, &key, options, keep_stamps) {
         Some(Read::Valid(set, fingerprint)) => {
             return (set, fingerprint, Pending::Nothing(SnapshotOutcome::Loaded));
         }
@@ -259,6 +329,7 @@ fn load_unwritten(
             Pending::Write {
                 path,
                 key,
+                roots: options.roots.clone(),
                 success: SnapshotOutcome::Refreshed,
             }
         } else {
@@ -270,6 +341,7 @@ fn load_unwritten(
     let pending = Pending::Write {
         path,
         key,
+        roots: options.roots.clone(),
         success: SnapshotOutcome::Written,
     };
     (set, fingerprint, pending)
@@ -299,25 +371,37 @@ enum Read {
     Stale(SkillSet, Fingerprint, Vec<usize>),
 }
 
-fn read(path: &Path, key: &[u8; 32], options: &DiscoveryOptions) -> Option<Read> {
+/// Reads and checks the snapshot. The stamps are only turned into an owned
+/// `Fingerprint` when the caller keeps it or when some moved.
+fn read(
+    path: &Path,
+    key: &[u8; 32],
+    options: &DiscoveryOptions,
+    keep_stamps: bool,
+) -> Option<Read> {
     let started = std::time::Instant::now();
     let bytes = fs::read(path).ok()?;
     let (header, rest) = postcard::take_from_bytes::<Header>(&bytes).ok()?;
     if header.version != SNAPSHOT_VERSION || header.options_key != *key {
         return None;
     }
-    let (stamps, rest) = postcard::take_from_bytes::<Vec<Stamp>>(rest).ok()?;
+    let (stamps, rest) = postcard::take_from_bytes::<Vec<StoredStamp<'_>>>(rest).ok()?;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
+    let roots = &options.roots;
     // The stat calls dominate a warm start; check them while the body decodes.
-    let (changed, body) = std::thread::scope(|scope| {
-        let checker = scope.spawn(|| changed_stamps(&stamps, threads));
-        let body = postcard::from_bytes::<Body>(rest).ok();
-        (checker.join().ok(), body)
-    });
-    let (mut changed, body) = (changed?, body?);
+    let (mut changed, body) = changed_indices_beside(
+        &stamps,
+        threads,
+        |s| match s.path(roots) {
+            Some(path) => FileState::read(&path) != s.state,
+            None => true,
+        },
+        || postcard::from_bytes::<Body>(rest).ok(),
+    );
+    let body = body?;
     let written = FileState {
         mtime_secs: header.written_secs,
         mtime_nanos: header.written_nanos,
@@ -326,7 +410,7 @@ fn read(path: &Path, key: &[u8; 32], options: &DiscoveryOptions) -> Option<Read>
         ino: 0,
     }
     .modified();
-    changed.extend(racy_changes(&stamps, &changed, written));
+    changed.extend(racy_changes(&stamps, roots, &changed, written));
     changed.sort_unstable();
     let set = into_set(body, options)?;
     tracing::debug!(
@@ -335,7 +419,12 @@ fn read(path: &Path, key: &[u8; 32], options: &DiscoveryOptions) -> Option<Read>
         changed = changed.len(),
         "skills snapshot read and checked"
     );
-    let fingerprint = Fingerprint { stamps };
+    let fingerprint = if keep_stamps || !changed.is_empty() {
+        let stamps: Option<Vec<Stamp>> = stamps.into_iter().map(|s| s.into_stamp(roots)).collect();
+        Fingerprint { stamps: stamps? }
+    } else {
+        Fingerprint::default()
+    };
     Some(if changed.is_empty() {
         Read::Valid(set, fingerprint)
     } else {
@@ -346,17 +435,26 @@ fn read(path: &Path, key: &[u8; 32], options: &DiscoveryOptions) -> Option<Read>
 /// Stamps whose state still matches but that were recorded so close to the
 /// write that a same-tick change could hide behind them: checked by content
 /// (files) or shape (folders).
-fn racy_changes(stamps: &[Stamp], changed: &[usize], written: SystemTime) -> Vec<usize> {
+fn racy_changes(
+    stamps: &[StoredStamp<'_>],
+    roots: &[SkillRoot],
+    changed: &[usize],
+    written: SystemTime,
+) -> Vec<usize> {
     let mut out = Vec::new();
     for (i, stamp) in stamps.iter().enumerate() {
         let Some(state) = &stamp.state else { continue };
         if !is_recent(state, written) || changed.binary_search(&i).is_ok() {
             continue;
         }
+        let Some(path) = stamp.path(roots) else {
+            out.push(i);
+            continue;
+        };
         let still_same = match stamp.kind {
-            StampKind::Folder => current_shape(&stamp.path) == Some(stamp.shape),
+            StampKind::Folder => current_shape(&path) == Some(stamp.shape),
             StampKind::SkillFile | StampKind::CategoryFile => {
-                stamp.digest.is_some() && file_digest(&stamp.path) == stamp.digest
+                stamp.digest.is_some() && file_digest(&path) == stamp.digest
             }
         };
         if !still_same {
@@ -367,20 +465,23 @@ fn racy_changes(stamps: &[Stamp], changed: &[usize], written: SystemTime) -> Vec
 }
 
 fn into_set(body: Body, options: &DiscoveryOptions) -> Option<SkillSet> {
-    if body.roots.len() != options.roots.len() || body.gates.len() != body.skills.len() {
+    if body.roots.len() != options.roots.len()
+        || body.gates.len() != body.skills.len() + body.more_skills.len()
+    {
         return None;
     }
-    let mut skills = Vec::with_capacity(body.skills.len());
-    for s in body.skills {
-        let scope = options.roots.get(s.root_index)?.scope.clone();
+    let mut skills = Vec::with_capacity(body.skills.len() + body.more_skills.len());
+    for s in body.skills.into_iter().chain(body.more_skills) {
+        let root = options.roots.get(s.root_index)?;
+        let skill_dir = root.path.join(&s.id);
         skills.push(Skill {
             name: s.name,
             description: s.description,
-            category: s.category,
+            category: s.id.rsplit_once('/').map(|(parent, _)| parent.to_owned()),
+            path: skill_dir.join("SKILL.md"),
+            skill_dir,
             id: s.id,
-            scope,
-            skill_dir: s.path.parent()?.to_path_buf(),
-            path: s.path,
+            scope: root.scope.clone(),
             root_index: s.root_index,
             frontmatter: s.frontmatter,
             warnings: s.warnings,
@@ -481,6 +582,7 @@ fn refresh_skill(set: &mut SkillSet, stamp: &mut Stamp, options: &DiscoveryOptio
 fn write(
     path: &Path,
     key: &[u8; 32],
+    options_roots: &[SkillRoot],
     set: &SkillSet,
     fingerprint: &Fingerprint,
 ) -> std::io::Result<()> {
@@ -506,21 +608,27 @@ fn write(
         written_secs: i64::try_from(since_epoch.as_secs()).map_err(std::io::Error::other)?,
         written_nanos: since_epoch.subsec_nanos(),
     };
-    let body = BodyRef {
-        skills: set
-            .skills
-            .iter()
-            .map(|s| StoredSkillRef {
-                name: &s.name,
-                description: &s.description,
-                category: &s.category,
-                id: &s.id,
-                path: &s.path,
-                root_index: s.root_index,
-                frontmatter: FoldedFrontmatter(&s.frontmatter),
-                warnings: &s.warnings,
-            })
-            .collect(),
+    // Paths that are not UTF-8 cannot be stored; such trees are not snapshotted.
+    let stored: Vec<StoredStamp<'_>> = fingerprint
+        .stamps
+        .iter()
+        .map(|stamp| StoredStamp::of(stamp, options_roots))
+        .collect::<Option<_>>()
+        .ok_or_else(|| std::io::Error::other("a stamped path is not UTF-8"))?;
+    let stored_skills: Vec<StoredSkillRef<'_>> = set
+        .skills
+        .iter()
+        .map(|s| StoredSkillRef {
+            name: &s.name,
+            description: &s.description,
+            id: &s.id,
+            root_index: s.root_index,
+            frontmatter: FoldedFrontmatter(&s.frontmatter),
+            warnings: &s.warnings,
+        })
+        .collect();
+    let (first_half, second_half) = stored_skills.split_at(stored_skills.len() / 2);
+    let tail = BodyTail {
         gates: &set.gates,
         category_descriptions: &set.category_descriptions,
         roots: set
@@ -537,19 +645,69 @@ fn write(
         ambiguous_names: &set.ambiguous_names,
     };
     // Paths that are not UTF-8 cannot be encoded; such trees are just not snapshotted.
-    let mut bytes = postcard::to_stdvec(&header).map_err(std::io::Error::other)?;
-    bytes = postcard::to_extend(&fingerprint.stamps, bytes).map_err(std::io::Error::other)?;
-    bytes = postcard::to_extend(&body, bytes).map_err(std::io::Error::other)?;
+    // One buffer per section: postcard's slice-appending flavor is several
+    // times faster than extending one vector byte by byte.
+    // The body (most of the bytes) is encoded on a second thread meanwhile.
+    let per_half = set.skills.len() / 2 * 512 + 512;
+    let (stamps, first, rest) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| encode(first_half, per_half));
+        let rest = scope.spawn(|| {
+            let second = encode(second_half, per_half)?;
+            let tail = encode(&tail, 4096)?;
+            Ok::<_, postcard::Error>([second, tail])
+        });
+        let stamps = encode(&stored, stored.len() * 64);
+        (stamps, first.join(), rest.join())
+    });
+    let failed = || std::io::Error::other("encoding the snapshot failed");
+    let [second, tail] = rest.map_err(|_| failed())?.map_err(std::io::Error::other)?;
+    let first = first.map_err(|_| failed())?;
+    let sections = [
+        postcard::to_stdvec(&header),
+        stamps,
+        first,
+        Ok(second),
+        Ok(tail),
+    ];
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     // Write then rename, so a concurrent reader sees the old file or the new one.
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&bytes)?;
+    for section in sections {
+        tmp.write_all(&section.map_err(std::io::Error::other)?)?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     for retired in RETIRED_FILES {
         let _ = fs::remove_file(dir.join(retired));
     }
     Ok(())
+}
+
+/// `value` encoded into a buffer of roughly the right size from the start
+/// (growing a multi-megabyte buffer by doubling copies it several times).
+fn encode<T: Serialize + ?Sized>(value: &T, estimate: usize) -> postcard::Result<Vec<u8>> {
+    postcard::serialize_with_flavor(value, Presized(Vec::with_capacity(estimate)))
+}
+
+/// A postcard output flavor: a vector with a capacity chosen by the caller.
+struct Presized(Vec<u8>);
+
+impl postcard::ser_flavors::Flavor for Presized {
+    type Output = Vec<u8>;
+
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        self.0.push(byte);
+        Ok(())
+    }
+
+    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<Vec<u8>> {
+        Ok(self.0)
+    }
 }
 
 /// The frontmatter as the snapshot keeps it: name and description live on

@@ -8,6 +8,7 @@
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -149,19 +150,30 @@ impl Fingerprint {
 
 /// Indices into `stamps` of those whose path no longer has the recorded state.
 pub(crate) fn changed_stamps(stamps: &[Stamp], threads: usize) -> Vec<usize> {
-    let check = |offset: usize, part: &[Stamp]| -> Vec<usize> {
+    changed_indices(stamps, threads, |s| FileState::read(&s.path) != s.state)
+}
+
+/// Indices of the `items` for which `is_changed` holds, checked on up to
+/// `threads` threads (stat calls dominate a warm start on a large tree).
+pub(crate) fn changed_indices<T: Sync>(
+    items: &[T],
+    threads: usize,
+    is_changed: impl Fn(&T) -> bool + Sync,
+) -> Vec<usize> {
+    let check = |offset: usize, part: &[T]| -> Vec<usize> {
         part.iter()
             .enumerate()
-            .filter(|(_, s)| FileState::read(&s.path) != s.state)
+            .filter(|(_, item)| is_changed(item))
             .map(|(i, _)| offset + i)
             .collect()
     };
-    if threads <= 1 || stamps.len() < 2048 {
-        return check(0, stamps);
+    if threads <= 1 || items.len() < 2048 {
+        return check(0, items);
     }
-    let chunk = stamps.len().div_ceil(threads);
+    let chunk = items.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = stamps
+        let check = &check;
+        let handles: Vec<_> = items
             .chunks(chunk)
             .enumerate()
             .map(|(n, part)| scope.spawn(move || check(n * chunk, part)))
@@ -171,10 +183,49 @@ pub(crate) fn changed_stamps(stamps: &[Stamp], threads: usize) -> Vec<usize> {
             match handle.join() {
                 Ok(part) => changed.extend(part),
                 // Treat a part that could not be checked as changed.
-                Err(_) => changed.extend(n * chunk..((n + 1) * chunk).min(stamps.len())),
+                Err(_) => changed.extend(n * chunk..((n + 1) * chunk).min(items.len())),
             }
         }
         changed
+    })
+}
+
+/// `changed_indices`, with `first` run on this thread meanwhile: helper
+/// threads start checking at once, this thread runs `first` and then helps
+/// check whatever is left, so both kinds of work share the cores evenly.
+pub(crate) fn changed_indices_beside<T: Sync, R>(
+    items: &[T],
+    threads: usize,
+    is_changed: impl Fn(&T) -> bool + Sync,
+    first: impl FnOnce() -> R,
+) -> (Vec<usize>, R) {
+    const CHUNK: usize = 256;
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut changed = Vec::new();
+        loop {
+            let start = next.fetch_add(CHUNK, Ordering::Relaxed);
+            if start >= items.len() {
+                break changed;
+            }
+            let end = (start + CHUNK).min(items.len());
+            changed.extend((start..end).filter(|&i| is_changed(&items[i])));
+        }
+    };
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads.max(2)).map(|_| scope.spawn(work)).collect();
+        let result = first();
+        let mut changed = work();
+        for helper in helpers {
+            match helper.join() {
+                Ok(part) => changed.extend(part),
+                // A helper that died may have left items unchecked: check all again.
+                Err(_) => changed.extend((0..items.len()).filter(|&i| is_changed(&items[i]))),
+            }
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        (changed, result)
     })
 }
 
@@ -257,6 +308,18 @@ mod tests {
         assert_eq!(fp.changed(1), vec![7, 2999]);
         assert_eq!(fp.changed(2), vec![7, 2999]);
         assert!(!fp.is_current());
+    }
+
+    #[test]
+    fn checking_beside_other_work_finds_every_change_once() {
+        let items: Vec<u32> = (0..5000).collect();
+        for threads in [1, 2, 4] {
+            let (changed, other) =
+                changed_indices_beside(&items, threads, |n| n % 7 == 3, || "decoded");
+            assert_eq!(other, "decoded");
+            let expected: Vec<usize> = (0..5000).filter(|i| i % 7 == 3).collect();
+            assert_eq!(changed, expected, "{threads} threads");
+        }
     }
 
     #[test]

@@ -61,6 +61,15 @@ pub(crate) struct WalkOutput {
 }
 
 pub(crate) fn walk_roots(options: &DiscoveryOptions) -> WalkOutput {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    walk_roots_on(options, threads)
+}
+
+/// `walk_roots` on up to `threads` threads; the result does not depend on it.
+fn walk_roots_on(options: &DiscoveryOptions, threads: usize) -> WalkOutput {
     let mut out = WalkOutput {
         candidates: Vec::new(),
         entries: Vec::new(),
@@ -69,10 +78,6 @@ pub(crate) fn walk_roots(options: &DiscoveryOptions) -> WalkOutput {
         notices: Vec::new(),
         fingerprint: Fingerprint::default(),
     };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
     // One physical skill folder counts once, even when two roots reach it.
     let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
     for (root_index, root) in options.roots.iter().enumerate() {
@@ -136,6 +141,10 @@ fn walk_root(
             break;
         }
         dirs_read += level.len();
+        // Most folders of a deep level hold a skill; room up front saves
+        // moving every candidate again as the vector doubles.
+        out.candidates.reserve(level.len());
+        out.fingerprint.stamps.reserve(level.len() * 2);
         let mut next = Vec::new();
         let root_ref = RootRef {
             index: root_index,
@@ -721,5 +730,120 @@ fn report_decoys(support_dir: &Path, owner: &Path, out: &mut Vec<DoctorEntry>) {
                 stack.push((path, depth + 1));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::roots::SkillRoot;
+
+    /// What a walk produced, in a comparable form.
+    fn summary(out: &WalkOutput) -> Vec<String> {
+        let mut lines = Vec::new();
+        for c in &out.candidates {
+            let what = match &c.outcome {
+                Ok(skill) => format!("{} {} {:?}", skill.id, skill.name, skill.warnings),
+                Err(reason) => reason.clone(),
+            };
+            lines.push(format!("skill {} {what}", c.skill_md.display()));
+        }
+        for e in &out.entries {
+            lines.push(format!(
+                "entry {} {:?} {}",
+                e.path.display(),
+                e.status,
+                e.reason
+            ));
+        }
+        for c in &out.categories {
+            lines.push(format!("category {} {:?}", c.category, c.description));
+        }
+        lines.extend(out.notices.iter().map(|n| format!("notice {n}")));
+        for s in &out.fingerprint.stamps {
+            lines.push(format!(
+                "stamp {} {:?} {:?} {}",
+                s.path.display(),
+                s.kind,
+                s.state,
+                s.shape
+            ));
+        }
+        for r in &out.roots {
+            lines.push(format!(
+                "root {} {} {}",
+                r.path.display(),
+                r.skills,
+                r.truncated
+            ));
+        }
+        lines
+    }
+
+    #[test]
+    fn the_walk_gives_the_same_result_on_any_number_of_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("skills");
+        // Wide levels, so the parallel path is taken, with every kind of entry.
+        for c in 0..6 {
+            let cat = root.join(format!("cat{c}"));
+            fs::create_dir_all(&cat).unwrap();
+            fs::write(
+                cat.join("DESCRIPTION.md"),
+                format!("---\ndescription: Category {c}\n---\n"),
+            )
+            .unwrap();
+            for n in 0..70 {
+                let skill = cat.join(format!("s{n:02}"));
+                fs::create_dir_all(skill.join("references/old")).unwrap();
+                let name = if n % 9 == 0 {
+                    "shared".to_owned()
+                } else {
+                    format!("s{c}-{n}")
+                };
+                let text = if n % 23 == 0 {
+                    "---\nname: broken\n".to_owned()
+                } else {
+                    format!("---\nname: {name}\ndescription: Use when number {n}\n---\nbody\n")
+                };
+                fs::write(skill.join("SKILL.md"), text).unwrap();
+                fs::write(
+                    skill.join("references/old/SKILL.md"),
+                    "---\ndescription: decoy\n---\n",
+                )
+                .unwrap();
+                if n % 10 == 0 {
+                    fs::create_dir_all(skill.join("nested")).unwrap();
+                    fs::write(
+                        skill.join("nested/SKILL.md"),
+                        "---\ndescription: Nested one\n---\n",
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        std::os::unix::fs::symlink(root.join("cat1"), root.join("cat1-again")).unwrap();
+        std::os::unix::fs::symlink(root.join("cat2/s05"), root.join("cat3/linked")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), root.join("cat4/broken")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("cat5/loop")).unwrap();
+        let options = DiscoveryOptions::with_roots(vec![SkillRoot {
+            path: root,
+            scope: crate::skill::Scope::User,
+        }]);
+        let one = summary(&walk_roots_on(&options, 1));
+        assert!(one.len() > 900, "{}", one.len());
+        for threads in [2, 3, 8] {
+            assert_eq!(
+                summary(&walk_roots_on(&options, threads)),
+                one,
+                "{threads} threads"
+            );
+        }
+        let mut limited = options.clone();
+        limited.max_dirs = 200;
+        let one = summary(&walk_roots_on(&limited, 1));
+        assert_eq!(summary(&walk_roots_on(&limited, 2)), one);
     }
 }

@@ -104,6 +104,33 @@ fn index_cache_sees_an_edited_description() {
 }
 
 #[test]
+fn a_rendered_index_is_kept_on_disk_for_the_next_process() {
+    let fx = Fixture::new();
+    fx.skill("a/one", "First words", "");
+    let options = IndexOptions::from_inputs(&fx.inputs(Platform::Cli));
+    let dir = options.disk_cache.clone().unwrap();
+    let first = render_skills_index(&fx.skill_set(), &options);
+    let kept: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(kept.len(), 1);
+    let file = kept[0].as_ref().unwrap().path();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
+    // A new process has an empty memory cache: the block comes from disk.
+    prompt_builder::clear_index_cache();
+    std::fs::write(&file, format!("{first}<marker>")).unwrap();
+    let second = render_skills_index(&fx.skill_set(), &options);
+    assert_eq!(second, format!("{first}<marker>"));
+    // Anything that changes the bytes changes the key: no stale block is served.
+    fx.skill("a/one", "Other words", "");
+    prompt_builder::clear_index_cache();
+    let third = render_skills_index(&fx.skill_set(), &options);
+    assert!(
+        third.contains("Other words") && !third.contains("<marker>"),
+        "{third}"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+}
+
+#[test]
 fn injection_in_agents_md_is_blocked() {
     let fx = Fixture::new();
     fx.write(

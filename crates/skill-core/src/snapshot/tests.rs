@@ -388,3 +388,37 @@ fn folded_frontmatter_decodes_as_frontmatter() {
     let back: Frontmatter = postcard::from_bytes(&bytes).unwrap();
     assert_eq!(back, super::folded(&fm));
 }
+
+#[test]
+fn stored_stamps_give_back_the_same_paths() {
+    let roots = [
+        SkillRoot {
+            path: PathBuf::from("/srv/skills/"),
+            scope: Scope::User,
+        },
+        SkillRoot {
+            path: PathBuf::from("relative/root"),
+            scope: Scope::External,
+        },
+    ];
+    for path in [
+        "/srv/skills",
+        "/srv/skills/",
+        "/srv/skills/ops/deploy/SKILL.md",
+        "relative/root/a",
+        "relative/root",
+        "/elsewhere/b",
+    ] {
+        let stamp = Stamp {
+            path: PathBuf::from(path),
+            kind: StampKind::Folder,
+            state: None,
+            shape: 7,
+            digest: Some(9),
+        };
+        let stored = StoredStamp::of(&stamp, &roots).unwrap();
+        let bytes = postcard::to_stdvec(&stored).unwrap();
+        let back: StoredStamp<'_> = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back.into_stamp(&roots).unwrap(), stamp, "{path}");
+    }
+}
