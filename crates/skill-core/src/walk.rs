@@ -841,7 +841,7 @@ mod tests {
                 "{threads} threads"
             );
         }
-        let mut limited = options.clone();
+        let mut limited = options;
         limited.max_dirs = 200;
         let one = summary(&walk_roots_on(&limited, 1));
         assert_eq!(summary(&walk_roots_on(&limited, 2)), one);
