@@ -14,10 +14,16 @@ fn main() {
     let again = scan_text(text, "SKILL.md", ScanScope::Skill);
     let second = start.elapsed();
     assert_eq!(findings.len(), again.len());
+    let start = Instant::now();
+    let context = scan_text(text, "AGENTS.md", ScanScope::Context);
+    let context_first = start.elapsed();
     println!(
-        "first scan (compiles the catalog): {:.2} ms; second scan: {:.3} ms; findings: {}",
+        "first scan (compiles the catalog): {:.2} ms; second scan: {:.3} ms; findings: {}; \
+first context-scope scan: {:.2} ms ({} findings)",
         first.as_secs_f64() * 1000.0,
         second.as_secs_f64() * 1000.0,
-        findings.len()
+        findings.len(),
+        context_first.as_secs_f64() * 1000.0,
+        context.len()
     );
 }
