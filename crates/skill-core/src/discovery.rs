@@ -90,7 +90,8 @@ pub(crate) struct SkillPlace {
     pub root_index: usize,
     pub skill_md: PathBuf,
     pub skill_dir: PathBuf,
-    pub rel: Vec<String>,
+    /// The folder's path below its root, `/`-separated: the skill's id.
+    pub id: String,
 }
 
 /// Everything `skills doctor` reports for `set`, sorted by path: every
@@ -279,8 +280,13 @@ fn parse_read(text: &str, lossy: bool) -> Result<ReadSkill, String> {
     })
 }
 
-pub(crate) fn build_skill(candidate: &SkillPlace, scope: &Scope, read: ReadSkill) -> Skill {
-    let dirname = candidate.rel.last().cloned().unwrap_or_default();
+pub(crate) fn build_skill(candidate: SkillPlace, scope: &Scope, read: ReadSkill) -> Skill {
+    let dirname = candidate
+        .id
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let mut warnings = read.warnings;
     let name = match &read.frontmatter.name {
         Some(n) => {
@@ -309,16 +315,18 @@ pub(crate) fn build_skill(candidate: &SkillPlace, scope: &Scope, read: ReadSkill
             crate::validate::INDEX_DESCRIPTION_BUDGET
         ));
     }
-    let category =
-        (candidate.rel.len() > 1).then(|| candidate.rel[..candidate.rel.len() - 1].join("/"));
+    let category = candidate
+        .id
+        .rsplit_once('/')
+        .map(|(parent, _)| parent.to_owned());
     Skill {
         name,
         description: read.description,
         category,
-        id: candidate.rel.join("/"),
+        id: candidate.id,
         scope: scope.clone(),
-        path: candidate.skill_md.clone(),
-        skill_dir: candidate.skill_dir.clone(),
+        path: candidate.skill_md,
+        skill_dir: candidate.skill_dir,
         root_index: candidate.root_index,
         frontmatter: read.frontmatter,
         warnings,

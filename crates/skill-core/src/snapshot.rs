@@ -563,9 +563,9 @@ fn refresh_skill(set: &mut SkillSet, stamp: &mut Stamp, options: &DiscoveryOptio
         root_index: old.root_index,
         skill_md: old.path.clone(),
         skill_dir: old.skill_dir.clone(),
-        rel: old.id.split('/').map(str::to_owned).collect(),
+        id: old.id.clone(),
     };
-    let fresh = build_skill(&place, &old.scope, parsed);
+    let fresh = build_skill(place, &old.scope, parsed);
     if fresh.name != old.name || fresh.id != old.id || gate_for(&fresh, options) != set.gates[index]
     {
         return false;

@@ -100,37 +100,12 @@ pub struct Fingerprint {
 
 impl Fingerprint {
     pub(crate) fn record(&mut self, path: &Path, kind: StampKind, state: Option<FileState>) {
-        self.push(path, kind, state, 0, None);
-    }
-
-    pub(crate) fn record_folder(&mut self, path: &Path, state: Option<FileState>, shape: u128) {
-        self.push(path, StampKind::Folder, state, shape, None);
-    }
-
-    pub(crate) fn record_file(
-        &mut self,
-        path: &Path,
-        kind: StampKind,
-        state: Option<FileState>,
-        digest: Option<u128>,
-    ) {
-        self.push(path, kind, state, 0, digest);
-    }
-
-    fn push(
-        &mut self,
-        path: &Path,
-        kind: StampKind,
-        state: Option<FileState>,
-        shape: u128,
-        digest: Option<u128>,
-    ) {
         self.stamps.push(Stamp {
             path: path.to_path_buf(),
             kind,
             state,
-            shape,
-            digest,
+            shape: 0,
+            digest: None,
         });
     }
 

@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +23,7 @@ use crate::discovery::{
 use crate::roots::DiscoveryOptions;
 use crate::skill::{SUPPORT_DIRS, Scope, Skill};
 use crate::skill_set::{DoctorEntry, EntryStatus, RootReport, SkillSet};
-use crate::stamp::{FileState, Fingerprint, Shape, StampKind};
+use crate::stamp::{FileState, Fingerprint, Shape, Stamp, StampKind};
 
 /// Folder names never walked, besides every name starting with a dot.
 pub(crate) const SKIPPED_DIRS: [&str; 5] = [
@@ -78,8 +79,9 @@ fn walk_roots_on(options: &DiscoveryOptions, threads: usize) -> WalkOutput {
         notices: Vec::new(),
         fingerprint: Fingerprint::default(),
     };
-    // One physical skill folder counts once, even when two roots reach it.
-    let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
+    // One physical skill folder counts once, even when two roots reach it
+    // (the value: the candidate that claimed it).
+    let mut claimed: FolderKeys<usize> = FolderKeys::default();
     for (root_index, root) in options.roots.iter().enumerate() {
         let before = out.candidates.len();
         let truncated = walk_root(
@@ -100,10 +102,12 @@ fn walk_roots_on(options: &DiscoveryOptions, threads: usize) -> WalkOutput {
     out
 }
 
-/// A folder waiting to be read: its path and its path below the root.
+/// A folder waiting to be read: its path, its path below the root
+/// (`/`-separated, empty for the root) and its depth.
 struct Queued {
     dir: PathBuf,
-    rel: Vec<String>,
+    rel: String,
+    depth: usize,
 }
 
 fn walk_root(
@@ -112,7 +116,7 @@ fn walk_root(
     options: &DiscoveryOptions,
     threads: usize,
     out: &mut WalkOutput,
-    claimed: &mut HashMap<(u64, u64), PathBuf>,
+    claimed: &mut FolderKeys<usize>,
 ) -> bool {
     let is_dir = fs::metadata(root).is_ok_and(|m| m.is_dir());
     if !is_dir {
@@ -121,10 +125,11 @@ fn walk_root(
         return false;
     }
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let mut visited: HashSet<(u64, u64)> = HashSet::new();
+    let mut visited: FolderKeys<()> = FolderKeys::default();
     let mut level = vec![Queued {
         dir: root.to_path_buf(),
-        rel: Vec::new(),
+        rel: String::new(),
+        depth: 0,
     }];
     let mut dirs_read = 0usize;
     let mut truncated = false;
@@ -175,144 +180,187 @@ fn walk_root(
 }
 
 /// Applies one folder's read, in walk order: the loop guard, the stamp, the
-/// skill or category it holds, and the subfolders for the next level.
+/// skill or category it holds, and the subfolders for the next level. The
+/// reading thread prepared every path and stamp; this only decides.
 #[allow(clippy::too_many_arguments)]
 fn accept_folder(
-    Queued { dir, rel }: &Queued,
+    queued: &Queued,
     read: FolderRead,
     root_index: usize,
     options: &DiscoveryOptions,
     out: &mut WalkOutput,
-    claimed: &mut HashMap<(u64, u64), PathBuf>,
-    visited: &mut HashSet<(u64, u64)>,
+    claimed: &mut FolderKeys<usize>,
+    visited: &mut FolderKeys<()>,
     truncated: &mut bool,
     next: &mut Vec<Queued>,
 ) {
-    if let Some(key) = read.state.map(|s| (s.dev, s.ino))
-        && !visited.insert(key)
+    let FolderRead {
+        state,
+        mut stamp,
+        listing,
+        skill,
+        description,
+        children,
+    } = read;
+    let key = state.map(|s| (s.dev, s.ino));
+    if let Some(key) = key
+        && visited.insert(key, ()).is_some()
     {
         // Stamped too, so a link that is pointed elsewhere later is noticed.
-        out.fingerprint.record(dir, StampKind::Folder, read.state);
+        stamp.shape = 0;
+        out.fingerprint.stamps.push(stamp);
         out.notices.push(format!(
             "{} was skipped: it leads back to a folder already walked (a link loop)",
-            dir.display()
+            queued.dir.display()
         ));
         return;
     }
-    out.fingerprint.record_folder(dir, read.state, read.shape);
-    let entries = match read.listing {
-        Ok(entries) => entries,
+    out.fingerprint.stamps.push(stamp);
+    let has_skill_md = match listing {
+        Ok(has_skill_md) => has_skill_md,
         Err(e) => {
-            out.notices
-                .push(format!("cannot read directory {}: {e}", dir.display()));
+            out.notices.push(format!(
+                "cannot read directory {}: {e}",
+                queued.dir.display()
+            ));
             return;
         }
     };
-    let skill_md = dir.join("SKILL.md");
-    let has_skill_md = entries.iter().any(|e| e.name == "SKILL.md");
     if has_skill_md {
-        if rel.is_empty() {
+        let skill_md = || queued.dir.join("SKILL.md");
+        if queued.depth == 0 {
             out.entries.push(DoctorEntry::new(
-                &skill_md,
+                &skill_md(),
                 EntryStatus::Skipped,
                 "SKILL.md sits directly in a skills root; move it into a folder named after the skill".into(),
             ));
-        } else if let Some(first) = read.state.and_then(|s| claimed.get(&(s.dev, s.ino))) {
-            out.entries.push(DoctorEntry::new(
-                &skill_md,
-                EntryStatus::Skipped,
-                format!("the same folder was already found as {}", first.display()),
-            ));
-        } else if let Some((
-            SkillRead {
-                state: file_state,
-                digest,
-                ..
-            },
-            outcome,
-        )) = read.skill
-        {
-            if let Some(s) = read.state {
-                claimed.insert((s.dev, s.ino), skill_md.clone());
+        } else if let Some(&first) = key.and_then(|k| claimed.get(&k)) {
+            let reason = format!(
+                "the same folder was already found as {}",
+                out.candidates[first].skill_md.display()
+            );
+            out.entries
+                .push(DoctorEntry::new(&skill_md(), EntryStatus::Skipped, reason));
+        } else if let Some(found) = skill {
+            if let Some(key) = key {
+                claimed.insert(key, out.candidates.len());
             }
-            out.fingerprint
-                .record_file(&skill_md, StampKind::SkillFile, file_state, digest);
-            out.candidates.push(Candidate { skill_md, outcome });
+            out.fingerprint.stamps.push(found.stamp);
+            out.candidates.push(found.candidate);
         }
-    } else if let Some((file_state, digest, description)) = read.description {
-        let path = dir.join("DESCRIPTION.md");
-        out.fingerprint
-            .record_file(&path, StampKind::CategoryFile, file_state, digest);
+    } else if let Some((stamp, description)) = description {
+        out.fingerprint.stamps.push(stamp);
         out.categories.push(CategoryNote {
             root_index,
-            category: rel.join("/"),
+            category: queued.rel.clone(),
             description,
         });
     }
 
-    let mut links = read.links.into_iter();
-    for entry in &entries {
-        if !entry.walkable() {
-            continue;
-        }
-        let child = dir.join(&entry.name);
-        if entry.kind != EntryKind::Dir {
-            // Symlinks (and unknown types) were resolved by the reading thread, in order.
-            let Some(link) = links.next() else { continue };
+    for child in children {
+        if let Some(link) = child.link {
+            // Symlinks (and unknown types) were resolved by the reading thread.
             match link.state {
                 Some(_) if link.is_dir => {
                     // Stamped when the folder itself is read, through the link.
                     if let Some(target) = link.outside_root {
                         out.notices.push(format!(
                             "link {} leads outside its root, to {}",
-                            child.display(),
+                            child.path.display(),
                             target.display()
                         ));
                     }
                 }
                 state => {
                     // Stamped, so a link that is fixed or pointed elsewhere later is noticed.
-                    out.fingerprint.record(&child, StampKind::Folder, state);
-                    if state.is_none() && entry.kind == EntryKind::Symlink {
+                    out.fingerprint
+                        .record(&child.path, StampKind::Folder, state);
+                    if state.is_none() && child.symlink {
                         out.notices.push(format!(
                             "broken link {} was skipped (its target does not exist)",
-                            child.display()
+                            child.path.display()
                         ));
                     }
                     continue;
                 }
             }
         }
-        if has_skill_md && SUPPORT_DIRS.contains(&entry.name.as_str()) {
+        if child.support {
             continue;
         }
-        if rel.len() + 1 > options.max_depth {
+        if queued.depth + 1 > options.max_depth {
             *truncated = true;
-            report_unwalked(&child, out, "it is deeper than skills.scan_max_depth");
+            report_unwalked(&child.path, out, "it is deeper than skills.scan_max_depth");
             continue;
         }
-        let mut child_rel = rel.clone();
-        child_rel.push(entry.name.clone());
+        let rel = if queued.rel.is_empty() {
+            child.name
+        } else {
+            format!("{}/{}", queued.rel, child.name)
+        };
         next.push(Queued {
-            dir: child,
-            rel: child_rel,
+            dir: child.path,
+            rel,
+            depth: queued.depth + 1,
         });
     }
 }
 
-/// What one thread learned about one folder.
+/// Folder identities (device, inode) as keys, hashed cheaply: they are
+/// already well spread, and the walk looks one up per folder.
+type FolderKeys<V> = HashMap<(u64, u64), V, BuildHasherDefault<FolderKeyHasher>>;
+
+#[derive(Default)]
+struct FolderKeyHasher(u64);
+
+impl Hasher for FolderKeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// What one thread learned about one folder, with every path and stamp the
+/// ordered bookkeeping will need already built.
 struct FolderRead {
     /// The folder's own state, from the open handle (or a stat if it cannot be opened).
     state: Option<FileState>,
-    listing: Result<Vec<DirEntryInfo>, String>,
-    shape: u128,
-    /// SKILL.md, read and parsed, when the folder has one (and is not a root).
-    skill: Option<(SkillRead, Result<Skill, String>)>,
-    /// DESCRIPTION.md of a category folder (not a root, no SKILL.md), with
-    /// its state and racy digest.
-    description: Option<(Option<FileState>, Option<u128>, Option<String>)>,
-    /// One per walkable entry that is not a plain folder, in listing order.
-    links: Vec<LinkTarget>,
+    /// The folder's stamp (with the digest of its shape when it could be listed).
+    stamp: Stamp,
+    /// Whether the listing holds a SKILL.md, or why there is no listing.
+    listing: Result<bool, String>,
+    /// SKILL.md, read, parsed and built, when the folder has one (and is not a root).
+    skill: Option<FoundSkill>,
+    /// DESCRIPTION.md of a category folder (not a root, no SKILL.md).
+    description: Option<(Stamp, Option<String>)>,
+    /// The entries the walk may descend into, in listing order.
+    children: Vec<Child>,
+}
+
+/// A SKILL.md found by a reading thread: its stamp and its candidate.
+struct FoundSkill {
+    stamp: Stamp,
+    candidate: Candidate,
+}
+
+/// A walkable entry of a folder (not a plain file, not hidden or skipped).
+struct Child {
+    name: String,
+    path: PathBuf,
+    symlink: bool,
+    /// A support folder of a skill (never walked).
+    support: bool,
+    /// For a symlink or an entry of unknown type: where it leads.
+    link: Option<LinkTarget>,
 }
 
 /// Where a symlink (or an entry of unknown type) leads.
@@ -396,24 +444,32 @@ fn read_level_in_order(
 }
 
 fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> FolderRead {
-    let (dir, is_root) = (queued.dir.as_path(), queued.rel.is_empty());
+    let (dir, is_root) = (queued.dir.as_path(), queued.depth == 0);
     let mut read = FolderRead {
         state: None,
+        stamp: Stamp {
+            path: dir.to_path_buf(),
+            kind: StampKind::Folder,
+            state: None,
+            shape: 0,
+            digest: None,
+        },
         listing: Err(String::new()),
-        shape: 0,
         skill: None,
         description: None,
-        links: Vec::new(),
+        children: Vec::new(),
     };
     let fd = match open_folder(dir) {
         Ok(fd) => fd,
         Err(e) => {
             read.state = FileState::read(dir);
+            read.stamp.state = read.state;
             read.listing = Err(e.to_string());
             return read;
         }
     };
     read.state = rustix::fs::fstat(&fd).ok().map(|st| state_from_stat(&st));
+    read.stamp.state = read.state;
     let entries = match list_folder(fd) {
         Ok((entries, listed)) => {
             let has = |name: &str| entries.iter().any(|e| e.name == name);
@@ -421,7 +477,7 @@ fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> Fo
                 if !is_root && has("SKILL.md") {
                     read.skill = Some(read_and_build(&dir_fd, queued, root));
                 } else if !is_root && has("DESCRIPTION.md") {
-                    read.description = Some(read_description_at(&dir_fd));
+                    read.description = Some(read_description_at(&dir_fd, dir));
                 }
             }
             entries
@@ -431,16 +487,25 @@ fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> Fo
             return read;
         }
     };
-    for entry in entries
-        .iter()
-        .filter(|e| e.walkable() && e.kind != EntryKind::Dir)
-    {
-        let child = dir.join(&entry.name);
-        read.links
-            .push(resolve_link(&child, entry.kind, canonical_root));
-    }
-    read.shape = shape_of(&entries);
-    read.listing = Ok(entries);
+    let has_skill_md = entries.iter().any(|e| e.name == "SKILL.md");
+    read.stamp.shape = shape_of(&entries);
+    read.listing = Ok(has_skill_md);
+    read.children = entries
+        .into_iter()
+        .filter(DirEntryInfo::walkable)
+        .map(|entry| {
+            let path = dir.join(&entry.name);
+            let link = (entry.kind != EntryKind::Dir)
+                .then(|| resolve_link(&path, entry.kind, canonical_root));
+            Child {
+                support: has_skill_md && SUPPORT_DIRS.contains(&entry.name.as_str()),
+                symlink: entry.kind == EntryKind::Symlink,
+                name: entry.name,
+                path,
+                link,
+            }
+        })
+        .collect();
     read
 }
 
@@ -492,52 +557,63 @@ struct RootRef<'a> {
 }
 
 /// Reads and parses a folder's SKILL.md and builds the skill, on the
-/// reading thread; the (SkillRead's) outcome is moved into the skill.
-fn read_and_build(
-    dir_fd: &impl AsFd,
-    queued: &Queued,
-    root: &RootRef<'_>,
-) -> (SkillRead, Result<Skill, String>) {
-    let mut read = read_skill_at(dir_fd, &queued.dir);
-    let outcome = std::mem::replace(&mut read.outcome, Err(String::new()));
-    let built = outcome.map(|parsed| {
+/// reading thread, with the stamp the walk records for it.
+fn read_and_build(dir_fd: &impl AsFd, queued: &Queued, root: &RootRef<'_>) -> FoundSkill {
+    let skill_md = queued.dir.join("SKILL.md");
+    let read = read_skill_at(dir_fd, &skill_md);
+    let stamp = Stamp {
+        path: skill_md.clone(),
+        kind: StampKind::SkillFile,
+        state: read.state,
+        shape: 0,
+        digest: read.digest,
+    };
+    let outcome = read.outcome.map(|parsed| {
         let place = SkillPlace {
             root_index: root.index,
-            skill_md: queued.dir.join("SKILL.md"),
+            skill_md: skill_md.clone(),
             skill_dir: queued.dir.clone(),
-            rel: queued.rel.clone(),
+            id: queued.rel.clone(),
         };
-        build_skill(&place, root.scope, parsed)
+        build_skill(place, root.scope, parsed)
     });
-    (read, built)
+    FoundSkill {
+        stamp,
+        candidate: Candidate { skill_md, outcome },
+    }
 }
 
 /// SKILL.md opened relative to its folder (no second path lookup); its
 /// state comes from the open handle.
-fn read_skill_at(dir_fd: &impl AsFd, dir: &Path) -> SkillRead {
-    let path = dir.join("SKILL.md");
+fn read_skill_at(dir_fd: &impl AsFd, path: &Path) -> SkillRead {
     match open_file_at(dir_fd, "SKILL.md") {
-        Ok(file) => read_skill_from(file, &path),
+        Ok(file) => read_skill_from(file, path),
         Err(e) => SkillRead {
-            state: FileState::read(&path),
+            state: FileState::read(path),
             digest: None,
             outcome: Err(unreadable(&e)),
         },
     }
 }
 
-fn read_description_at(dir_fd: &impl AsFd) -> (Option<FileState>, Option<u128>, Option<String>) {
-    let Ok(file) = open_file_at(dir_fd, "DESCRIPTION.md") else {
-        return (None, None, None);
+/// A category's DESCRIPTION.md, with the stamp the walk records for it.
+fn read_description_at(dir_fd: &impl AsFd, dir: &Path) -> (Stamp, Option<String>) {
+    let mut stamp = Stamp {
+        path: dir.join("DESCRIPTION.md"),
+        kind: StampKind::CategoryFile,
+        state: None,
+        shape: 0,
+        digest: None,
     };
-    match read_head(file) {
-        Ok(head) => (
-            Some(FileState::of(&head.meta)),
-            head.digest,
-            category_description(&head.text),
-        ),
-        Err(_) => (None, None, None),
-    }
+    let description = open_file_at(dir_fd, "DESCRIPTION.md")
+        .and_then(read_head)
+        .ok()
+        .and_then(|head| {
+            stamp.state = Some(FileState::of(&head.meta));
+            stamp.digest = head.digest;
+            category_description(&head.text)
+        });
+    (stamp, description)
 }
 
 fn open_file_at(dir_fd: &impl AsFd, name: &str) -> std::io::Result<fs::File> {
