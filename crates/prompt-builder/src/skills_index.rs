@@ -247,15 +247,36 @@ fn passes_conditions(skill: &Skill, options: &IndexOptions) -> bool {
 }
 
 /// One category as it can be rendered in full or names-only.
-struct Group {
+struct Group<'a> {
     label: String,
-    full: String,
+    /// The category's own description line, if any.
+    description: Option<String>,
+    members: Vec<&'a Skill>,
+    /// Each member's name as shown, decided once for both renderings.
+    names: Vec<String>,
+    /// The length in characters of `full()`, counted without building it:
+    /// most groups of a large tree end up names-only or left out.
+    full_chars: usize,
     names_only: String,
 }
 
-impl Group {
-    fn full_chars(&self) -> usize {
-        self.full.chars().count()
+impl Group<'_> {
+    /// The category with every member's description line.
+    fn full(&self) -> String {
+        let mut full = match &self.description {
+            Some(d) => format!("{}: {d}", self.label),
+            None => format!("{}:", self.label),
+        };
+        for (skill, name) in self.members.iter().zip(&self.names) {
+            let description = index_line(&skill.description, INDEX_DESCRIPTION_BUDGET);
+            full.push_str("\n- ");
+            full.push_str(name);
+            if !description.is_empty() {
+                full.push_str(": ");
+                full.push_str(&description);
+            }
+        }
+        full
     }
 }
 
@@ -271,6 +292,22 @@ fn shown_name(skill: &Skill, ambiguous: bool) -> String {
 /// Descriptions may span lines in YAML; the index wants one short line of
 /// at most `max` characters (`max - 3` and "..." when cut). Words are joined
 /// by single spaces and the scan stops as soon as the line is known too long.
+/// The length in characters of `index_line(text, max)`, without building it.
+fn index_line_chars(text: &str, max: usize) -> usize {
+    let mut chars = 0usize;
+    for word in text.split_whitespace() {
+        if chars > 0 {
+            chars += 1;
+        }
+        chars += word.chars().count();
+        if chars > max {
+            // `cut_with_ellipsis` keeps `max - 3` characters and adds "...".
+            return max.saturating_sub(3) + 3;
+        }
+    }
+    chars
+}
+
 fn index_line(text: &str, max: usize) -> String {
     let mut out = String::new();
     let mut chars = 0usize;
@@ -289,7 +326,7 @@ fn index_line(text: &str, max: usize) -> String {
 }
 
 /// The groups to show, and whether any shown name is ambiguous.
-fn groups(skills: &SkillSet, options: &IndexOptions) -> (Vec<Group>, bool) {
+fn groups<'a>(skills: &'a SkillSet, options: &IndexOptions) -> (Vec<Group<'a>>, bool) {
     let mut by_category: BTreeMap<Option<&str>, Vec<&Skill>> = BTreeMap::new();
     for skill in skills.visible() {
         if passes_conditions(skill, options) {
@@ -300,6 +337,9 @@ fn groups(skills: &SkillSet, options: &IndexOptions) -> (Vec<Group>, bool) {
         }
     }
     let mut any_ambiguous = false;
+    // One hash lookup per skill instead of a walk down the ordered set.
+    let ambiguous: std::collections::HashSet<&str> =
+        skills.ambiguous_names.iter().map(String::as_str).collect();
     let groups = by_category
         .into_iter()
         .map(|(category, members)| {
@@ -308,32 +348,33 @@ fn groups(skills: &SkillSet, options: &IndexOptions) -> (Vec<Group>, bool) {
                 .and_then(|c| skills.category_description(c))
                 .map(|d| index_line(d, CATEGORY_DESCRIPTION_CHARS))
                 .filter(|d| !d.is_empty());
-            let mut full = match description {
-                Some(d) => format!("{label}: {d}"),
-                None => format!("{label}:"),
-            };
             // Each name is decided once and used in both renderings.
             let names: Vec<String> = members
                 .iter()
                 .map(|s| {
-                    let ambiguous = skills.is_ambiguous(s);
-                    any_ambiguous |= ambiguous;
-                    shown_name(s, ambiguous)
+                    let shared = ambiguous.contains(s.name.as_str());
+                    any_ambiguous |= shared;
+                    shown_name(s, shared)
                 })
                 .collect();
-            for (skill, name) in members.iter().zip(&names) {
-                let description = index_line(&skill.description, INDEX_DESCRIPTION_BUDGET);
-                full.push_str("\n- ");
-                full.push_str(name);
-                if !description.is_empty() {
-                    full.push_str(": ");
-                    full.push_str(&description);
-                }
-            }
+            let head_chars =
+                label.chars().count() + description.as_ref().map_or(1, |d| 2 + d.chars().count());
+            let full_chars = head_chars
+                + members
+                    .iter()
+                    .zip(&names)
+                    .map(|(skill, name)| {
+                        let d = index_line_chars(&skill.description, INDEX_DESCRIPTION_BUDGET);
+                        3 + name.chars().count() + if d > 0 { 2 + d } else { 0 }
+                    })
+                    .sum::<usize>();
             let names_only = format!("{label} {NAMES_ONLY}: {}", names.join(", "));
             Group {
                 label,
-                full,
+                description,
+                members,
+                names,
+                full_chars,
                 names_only,
             }
         })
@@ -366,14 +407,14 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
     };
     const NAMES_ONLY_NOTE: &str = "\n\nCategories marked [names only] are shortened to fit; call skills_list (optionally with a category) to read their descriptions.";
     let assemble = |compact: &[bool], shown: usize| -> String {
-        let body: Vec<&str> = groups[..shown]
+        let body: Vec<std::borrow::Cow<'_, str>> = groups[..shown]
             .iter()
             .zip(compact)
             .map(|(g, &c)| {
                 if c {
-                    g.names_only.as_str()
+                    std::borrow::Cow::Borrowed(g.names_only.as_str())
                 } else {
-                    g.full.as_str()
+                    std::borrow::Cow::Owned(g.full())
                 }
             })
             .collect();
@@ -391,7 +432,7 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
 
     // Sizes are counted, not re-rendered, while choosing what to shorten:
     // the block is assembled once, at the end.
-    let full_len: Vec<usize> = groups.iter().map(Group::full_chars).collect();
+    let full_len: Vec<usize> = groups.iter().map(|g| g.full_chars).collect();
     let names_len: Vec<usize> = groups
         .iter()
         .map(|g| g.names_only.chars().count())
@@ -438,4 +479,32 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
         }
     }
     assemble(&compact, shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counted_index_lines_match_the_built_ones() {
+        let texts = [
+            "",
+            "   ",
+            "short",
+            "Use when you need to benchmark noisy queries behind slow sensors and sync the ledger",
+            "exactly sixty characters long text that fills the budget.ab",
+            "naïve café résumé — ünïcödé wörds that keep going and going and going",
+            "word\twith\ttabs\nand\nnewlines   and   runs of spaces everywhere here",
+            "a-single-very-long-word-without-any-spaces-that-goes-far-past-the-budget-of-sixty",
+        ];
+        for text in texts {
+            for max in [0, 1, 2, 3, 4, 10, 59, 60, 61, 100, 1000] {
+                assert_eq!(
+                    index_line_chars(text, max),
+                    index_line(text, max).chars().count(),
+                    "{text:?} at {max}"
+                );
+            }
+        }
+    }
 }
