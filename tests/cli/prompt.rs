@@ -126,6 +126,23 @@ fn snapshot_is_reused_and_an_edited_nested_skill_is_seen() {
     let written = std::fs::metadata(&snapshot).unwrap().modified().unwrap();
     let (again, _) = show_json(&env);
     assert_eq!(before, again);
+    // The second run loaded the set unchanged and kept its index by the
+    // snapshot's id; a third is served from that without loading the set.
+    let kept = || {
+        std::fs::read_dir(env.home_path("cache/skills-index"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("set-")
+            })
+            .count()
+    };
+    assert_eq!(kept(), 1);
+    let (third, _) = show_json(&env);
+    assert_eq!(before, third);
     // Served from the snapshot: it was read, not rewritten.
     assert_eq!(
         std::fs::metadata(&snapshot).unwrap().modified().unwrap(),

@@ -24,7 +24,9 @@ pub use memory::{
     split_entries as split_memory_entries,
 };
 pub use prompt::{LayerKind, PromptLayer, SystemPrompt};
-pub use skills_index::{IndexOptions, clear_index_cache, render_skills_index};
+pub use skills_index::{
+    IndexOptions, clear_index_cache, keep_index, kept_index, render_skills_index,
+};
 
 use skill_core::SkillSet;
 
@@ -49,6 +51,15 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub fn build_system_prompt(
     inputs: &PromptInputs,
     skills: &SkillSet,
+) -> (SystemPrompt, Vec<String>) {
+    build_system_prompt_with_index(inputs, skills_index::layer(inputs, skills))
+}
+
+/// `build_system_prompt` with the skills index block already rendered (by
+/// `render_skills_index`, or kept from an earlier process: `kept_index`).
+pub fn build_system_prompt_with_index(
+    inputs: &PromptInputs,
+    skills_index: String,
 ) -> (SystemPrompt, Vec<String>) {
     let mut warnings = Vec::new();
     let mut layers = Vec::new();
@@ -77,7 +88,7 @@ pub fn build_system_prompt(
         LayerKind::UserProfile,
         memory::user_profile_layer(inputs, &mut warnings),
     );
-    push(LayerKind::SkillsIndex, skills_index::layer(inputs, skills));
+    push(LayerKind::SkillsIndex, skills_index);
     push(
         LayerKind::ContextFiles,
         context_files::layer(&inputs.cwd, &mut warnings),

@@ -137,6 +137,44 @@ pub fn render_skills_index(skills: &SkillSet, options: &IndexOptions) -> String 
     rendered
 }
 
+/// The block kept for the skill set named `set_id` (a discovery snapshot's
+/// id, `skill_core::snapshot::SnapshotId::hex`) under `options`, if an
+/// earlier process kept one. The caller must know the snapshot still holds
+/// (`skill_core::snapshot::still_valid`); then the skill set need not be
+/// loaded at all.
+pub fn kept_index(set_id: &str, options: &IndexOptions) -> Option<String> {
+    let dir = options.disk_cache.as_deref()?;
+    std::fs::read_to_string(dir.join(set_name(set_id, options))).ok()
+}
+
+/// Keeps `block`, rendered from the skill set named `set_id`, for `kept_index`.
+pub fn keep_index(set_id: &str, options: &IndexOptions, block: &str) {
+    let Some(dir) = options.disk_cache.as_deref() else {
+        return;
+    };
+    let file = dir.join(set_name(set_id, options));
+    if let Err(e) = keep_on_disk(&file, block) {
+        tracing::debug!("skills index not kept in {}: {e}", file.display());
+    }
+}
+
+/// The file name of a block kept by set id: everything else that decides
+/// its bytes is in the name too.
+fn set_name(set_id: &str, options: &IndexOptions) -> String {
+    let described = format!(
+        "{} {RENDER_VERSION} {set_id} {:?} {:?} {:?} {:?} {}",
+        env!("CARGO_PKG_VERSION"),
+        sorted(&options.tools),
+        sorted(&options.toolsets),
+        options.platform,
+        sorted(&options.disabled),
+        options.budget_chars,
+    );
+    let digest = Sha256::digest(described.as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("set-{hex}.txt")
+}
+
 /// The file name of a block: a digest of everything that decides its bytes.
 fn disk_name(key: &CacheKey) -> String {
     let digest = Sha256::digest(

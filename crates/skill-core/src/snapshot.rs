@@ -47,8 +47,9 @@ pub enum SnapshotOutcome {
     /// The snapshot was valid; no SKILL.md was parsed.
     Loaded,
     /// The snapshot was valid except for changes applied one by one (the
-    /// SKILL.md files edited since were parsed again). It is rewritten only
-    /// once more than `REWRITE_AFTER` stamps moved.
+    /// SKILL.md files edited since were parsed again). `with_skill_set`
+    /// rewrites it on another thread; the other loads only once more than
+    /// `REWRITE_AFTER` stamps moved.
     Refreshed,
     /// Discovery ran and the snapshot was (re)written.
     Written,
@@ -243,7 +244,7 @@ pub fn load_with_fingerprint(
     options: &DiscoveryOptions,
     cache_dir: &Path,
 ) -> (SkillSet, Fingerprint, SnapshotOutcome) {
-    let (set, fingerprint, pending) = load_unwritten(options, cache_dir, true);
+    let (set, fingerprint, pending, _) = load_unwritten(options, cache_dir, true, false);
     let outcome = pending.write(&set, &fingerprint);
     (set, fingerprint, outcome)
 }
@@ -256,13 +257,90 @@ pub fn with_skill_set<R>(
     cache_dir: &Path,
     use_set: impl FnOnce(&SkillSet) -> R,
 ) -> R {
-    let (set, fingerprint, pending) = load_unwritten(options, cache_dir, false);
+    with_skill_set_identified(options, cache_dir, |set, _| use_set(set))
+}
+
+/// Names one snapshot file as written. A set loaded unchanged from it is
+/// always the same set, so what is derived from that set (the prompt's
+/// skills index) can be kept under this name and reused while
+/// `still_valid` holds, without decoding the set at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SnapshotId([u8; 16]);
+
+impl SnapshotId {
+    fn of(header: &Header, file_len: u64) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(header.version.to_le_bytes());
+        hasher.update(header.options_key);
+        hasher.update(header.written_secs.to_le_bytes());
+        hasher.update(header.written_nanos.to_le_bytes());
+        hasher.update(file_len.to_le_bytes());
+        let digest = hasher.finalize();
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&digest[..16]);
+        Self(id)
+    }
+
+    pub fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// The id of the snapshot in `cache_dir` written for `options`, read from
+/// its header alone: whether it still holds is `still_valid`'s question.
+pub fn written_id(options: &DiscoveryOptions, cache_dir: &Path) -> Option<SnapshotId> {
+    use std::io::Read as _;
+    let mut file = fs::File::open(cache_dir.join(SNAPSHOT_FILE)).ok()?;
+    let len = file.metadata().ok()?.len();
+    let mut head = [0u8; 96];
+    let n = file.read(&mut head).ok()?;
+    let (header, _) = postcard::take_from_bytes::<Header>(&head[..n]).ok()?;
+    (header.version == SNAPSHOT_VERSION && header.options_key == options_key(options))
+        .then(|| SnapshotId::of(&header, len))
+}
+
+/// True when the snapshot in `cache_dir` is still the one named `id` and
+/// every stamp in it holds: loading it would give its set unchanged. The
+/// skills themselves are not decoded.
+pub fn still_valid(options: &DiscoveryOptions, cache_dir: &Path, id: SnapshotId) -> bool {
+    let Ok(bytes) = fs::read(cache_dir.join(SNAPSHOT_FILE)) else {
+        return false;
+    };
+    let Ok((header, rest)) = postcard::take_from_bytes::<Header>(&bytes) else {
+        return false;
+    };
+    if SnapshotId::of(&header, bytes.len() as u64) != id
+        || header.version != SNAPSHOT_VERSION
+        || header.options_key != options_key(options)
+    {
+        return false;
+    }
+    let Ok((stamps, _)) = postcard::take_from_bytes::<Vec<StoredStamp<'_>>>(rest) else {
+        return false;
+    };
+    let roots = &options.roots;
+    let (changed, ()) =
+        changed_indices_beside(&stamps, worker_threads(), |s| stamp_moved(s, roots), || ());
+    changed.is_empty() && racy_changes(&stamps, roots, &[], written_at(&header)).is_empty()
+}
+
+/// `with_skill_set`, also passing the id of the snapshot the set was loaded
+/// from unchanged (`None` when it was refreshed or discovered).
+pub fn with_skill_set_identified<R>(
+    options: &DiscoveryOptions,
+    cache_dir: &Path,
+    use_set: impl FnOnce(&SkillSet, Option<SnapshotId>) -> R,
+) -> R {
+    // Here a rewrite costs no waiting (it runs beside `use_set`), so even a
+    // few applied changes are written back: the next process then loads the
+    // file unchanged, and what is kept by its id becomes usable again.
+    let (set, fingerprint, pending, id) = load_unwritten(options, cache_dir, false, true);
     if matches!(pending, Pending::Nothing(_)) {
-        return use_set(&set);
+        return use_set(&set, id);
     }
     std::thread::scope(|scope| {
         let writer = scope.spawn(|| pending.write(&set, &fingerprint));
-        let result = use_set(&set);
+        let result = use_set(&set, id);
         if writer.join().is_err() {
             tracing::debug!("the skills snapshot writer panicked");
         }
@@ -309,12 +387,18 @@ fn load_unwritten(
     options: &DiscoveryOptions,
     cache_dir: &Path,
     keep_stamps: bool,
-) -> (SkillSet, Fingerprint, Pending) {
+    rewrite_refreshed: bool,
+) -> (SkillSet, Fingerprint, Pending, Option<SnapshotId>) {
     let path = cache_dir.join(SNAPSHOT_FILE);
     let key = options_key(options);
     let stale = match read(&path, &key, options, keep_stamps) {
-        Some(Read::Valid(set, fingerprint)) => {
-            return (set, fingerprint, Pending::Nothing(SnapshotOutcome::Loaded));
+        Some(Read::Valid(set, fingerprint, id)) => {
+            return (
+                set,
+                fingerprint,
+                Pending::Nothing(SnapshotOutcome::Loaded),
+                Some(id),
+            );
         }
         Some(Read::Stale(set, fingerprint, changed)) => Some((set, fingerprint, changed)),
         None => None,
@@ -325,7 +409,7 @@ fn load_unwritten(
         // Applying a few changes again on every load is cheaper than
         // rewriting the whole file after each edit (a `skill_manage` patch
         // would pay for that every time); many changes are written back.
-        let pending = if changed.len() > REWRITE_AFTER {
+        let pending = if rewrite_refreshed || changed.len() > REWRITE_AFTER {
             Pending::Write {
                 path,
                 key,
@@ -335,7 +419,7 @@ fn load_unwritten(
         } else {
             Pending::Nothing(SnapshotOutcome::Refreshed)
         };
-        return (set, fingerprint, pending);
+        return (set, fingerprint, pending, None);
     }
     let (set, fingerprint) = discover(options);
     let pending = Pending::Write {
@@ -344,7 +428,7 @@ fn load_unwritten(
         roots: options.roots.clone(),
         success: SnapshotOutcome::Written,
     };
-    (set, fingerprint, pending)
+    (set, fingerprint, pending, None)
 }
 
 /// Deletes the snapshot, so the next load walks everything again.
@@ -366,7 +450,7 @@ fn options_key(options: &DiscoveryOptions) -> [u8; 32] {
 
 enum Read {
     /// Every stamp holds.
-    Valid(SkillSet, Fingerprint),
+    Valid(SkillSet, Fingerprint, SnapshotId),
     /// These stamps (indices into the fingerprint) no longer hold.
     Stale(SkillSet, Fingerprint, Vec<usize>),
 }
@@ -385,32 +469,18 @@ fn read(
     if header.version != SNAPSHOT_VERSION || header.options_key != *key {
         return None;
     }
+    let id = SnapshotId::of(&header, bytes.len() as u64);
     let (stamps, rest) = postcard::take_from_bytes::<Vec<StoredStamp<'_>>>(rest).ok()?;
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
     let roots = &options.roots;
     // The stat calls dominate a warm start; check them while the body decodes.
     let (mut changed, body) = changed_indices_beside(
         &stamps,
-        threads,
-        |s| match s.path(roots) {
-            Some(path) => FileState::read(&path) != s.state,
-            None => true,
-        },
+        worker_threads(),
+        |s| stamp_moved(s, roots),
         || postcard::from_bytes::<Body>(rest).ok(),
     );
     let body = body?;
-    let written = FileState {
-        mtime_secs: header.written_secs,
-        mtime_nanos: header.written_nanos,
-        size: 0,
-        dev: 0,
-        ino: 0,
-    }
-    .modified();
-    changed.extend(racy_changes(&stamps, roots, &changed, written));
+    changed.extend(racy_changes(&stamps, roots, &changed, written_at(&header)));
     changed.sort_unstable();
     let set = into_set(body, options)?;
     tracing::debug!(
@@ -426,10 +496,37 @@ fn read(
         Fingerprint::default()
     };
     Some(if changed.is_empty() {
-        Read::Valid(set, fingerprint)
+        Read::Valid(set, fingerprint, id)
     } else {
         Read::Stale(set, fingerprint, changed)
     })
+}
+
+fn worker_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8)
+}
+
+/// True when the path of `stamp` no longer has the recorded state.
+fn stamp_moved(stamp: &StoredStamp<'_>, roots: &[SkillRoot]) -> bool {
+    match stamp.path(roots) {
+        Some(path) => FileState::read(&path) != stamp.state,
+        None => true,
+    }
+}
+
+/// When the snapshot was written: stamps changed shortly before are racy.
+fn written_at(header: &Header) -> SystemTime {
+    FileState {
+        mtime_secs: header.written_secs,
+        mtime_nanos: header.written_nanos,
+        size: 0,
+        dev: 0,
+        ino: 0,
+    }
+    .modified()
 }
 
 /// Stamps whose state still matches but that were recorded so close to the

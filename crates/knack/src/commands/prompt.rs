@@ -2,8 +2,10 @@
 //! would get, built by the same code the agent loop uses.
 
 use prompt_builder::{
-    Platform, PromptInputs, SessionFacts, build_system_prompt, tools_for_toolsets,
+    IndexOptions, Platform, PromptInputs, SessionFacts, build_system_prompt_with_index, keep_index,
+    kept_index, render_skills_index, tools_for_toolsets,
 };
+use skill_core::snapshot;
 
 use crate::cli::PromptCommand;
 use crate::context::Context;
@@ -14,6 +16,27 @@ pub fn run(cmd: PromptCommand) -> anyhow::Result<u8> {
     match cmd {
         PromptCommand::Show(flag) => show(flag.json),
     }
+}
+
+/// The skills index block. When the discovery snapshot still holds and an
+/// earlier process kept the block rendered from it, neither the skill set nor
+/// the block is built again: only the snapshot's stamps are checked.
+fn skills_index(ctx: &Context, options: &IndexOptions) -> String {
+    let discovery = ctx.discovery_options();
+    let cache = ctx.home.cache_dir();
+    if let Some(id) = snapshot::written_id(&discovery, &cache)
+        && let Some(block) = kept_index(&id.hex(), options)
+        && snapshot::still_valid(&discovery, &cache, id)
+    {
+        return block;
+    }
+    snapshot::with_skill_set_identified(&discovery, &cache, |set, id| {
+        let block = render_skills_index(set, options);
+        if let Some(id) = id {
+            keep_index(&id.hex(), options, &block);
+        }
+        block
+    })
 }
 
 fn show(json: bool) -> anyhow::Result<u8> {
@@ -38,7 +61,8 @@ fn show(json: bool) -> anyhow::Result<u8> {
         tools: tools_for_toolsets(&toolsets),
         toolsets,
     };
-    let (prompt, warnings) = ctx.with_skills(|set| build_system_prompt(&inputs, set));
+    let index = skills_index(&ctx, &IndexOptions::from_inputs(&inputs));
+    let (prompt, warnings) = build_system_prompt_with_index(&inputs, index);
     for warning in &warnings {
         eprintln!("knack: warning: {warning}");
     }

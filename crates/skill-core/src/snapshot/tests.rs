@@ -422,3 +422,42 @@ fn stored_stamps_give_back_the_same_paths() {
         assert_eq!(back.into_stamp(&roots).unwrap(), stamp, "{path}");
     }
 }
+
+#[test]
+fn a_snapshot_id_names_an_unchanged_set_only() {
+    let (dir, opts, cache) = old_tree(&TWO);
+    let id = written_id(&opts, &cache).unwrap();
+    assert!(still_valid(&opts, &cache, id));
+    let seen = with_skill_set_identified(&opts, &cache, |set, seen| {
+        assert_eq!(set.skills.len(), 2);
+        seen
+    });
+    assert_eq!(seen, Some(id));
+
+    // An in-place edit: the file on disk is the same, but it no longer holds.
+    let md = dir.path().join("skills/ops/deploy/SKILL.md");
+    fs::write(&md, "---\nname: deploy\ndescription: Ship it again\n---\n").unwrap();
+    assert!(!still_valid(&opts, &cache, id));
+    assert_eq!(
+        with_skill_set_identified(&opts, &cache, |_, seen| seen),
+        None
+    );
+
+    // A new folder rewrites the snapshot: a new id, valid again.
+    fs::create_dir_all(dir.path().join("skills/ops/new")).unwrap();
+    fs::write(
+        dir.path().join("skills/ops/new/SKILL.md"),
+        "---\ndescription: New\n---\n",
+    )
+    .unwrap();
+    load_or_discover(&opts, &cache);
+    let newer = written_id(&opts, &cache).unwrap();
+    assert_ne!(newer, id);
+    assert!(!still_valid(&opts, &cache, id));
+    assert!(still_valid(&opts, &cache, newer));
+
+    // Other options never match this file.
+    let mut other = opts;
+    other.disabled = vec!["deploy".into()];
+    assert_eq!(written_id(&other, &cache), None);
+}
