@@ -116,18 +116,36 @@ struct StoredStamp<'a> {
     digest: Option<u128>,
 }
 
+/// `path` below `root` as the text that `root.join(text)` turns back into
+/// the very same bytes (`""` for the root itself); `None` when there is none.
+/// Byte-level, so storing 20,000 stamps builds no paths.
+fn relative_to<'p>(path: &'p Path, root: &Path) -> Option<&'p str> {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    if p == r {
+        return Some("");
+    }
+    let rest = p.strip_prefix(r)?;
+    let rest = if r.ends_with(b"/") {
+        rest
+    } else {
+        rest.strip_prefix(b"/")?
+    };
+    if rest.is_empty() || rest.starts_with(b"/") {
+        return None;
+    }
+    std::str::from_utf8(rest).ok()
+}
+
 impl<'a> StoredStamp<'a> {
     /// `stamp` relative to the first root that gives back the very same path;
     /// `None` for a path that is not UTF-8 (such trees are not snapshotted).
     fn of(stamp: &'a Stamp, roots: &[SkillRoot]) -> Option<Self> {
         let relative = roots.iter().enumerate().find_map(|(i, root)| {
-            let rel = stamp.path.strip_prefix(&root.path).ok()?.to_str()?;
-            let rebuilt = if rel.is_empty() {
-                root.path.clone()
-            } else {
-                root.path.join(rel)
-            };
-            (rebuilt == stamp.path).then_some((u32::try_from(i).ok()?, rel))
+            Some((
+                u32::try_from(i).ok()?,
+                relative_to(&stamp.path, &root.path)?,
+            ))
         });
         let (root, rel) = match relative {
             Some((i, rel)) => (Some(i), rel),
