@@ -357,10 +357,19 @@ pub fn with_skill_set_identified<R>(
         return use_set(&set, id);
     }
     std::thread::scope(|scope| {
-        let writer = scope.spawn(|| pending.write(&set, &fingerprint));
+        let writer =
+            std::thread::Builder::new().spawn_scoped(scope, || pending.write(&set, &fingerprint));
         let result = use_set(&set, id);
-        if writer.join().is_err() {
-            tracing::debug!("the skills snapshot writer panicked");
+        match writer {
+            Ok(writer) => {
+                if writer.join().is_err() {
+                    tracing::debug!("the skills snapshot writer panicked");
+                }
+            }
+            // No thread to spare (a process limit): write it here, after the work.
+            Err(_) => {
+                pending.write(&set, &fingerprint);
+            }
         }
         result
     })
@@ -764,19 +773,30 @@ fn write(
     // times faster than extending one vector byte by byte.
     // The body (most of the bytes) is encoded on a second thread meanwhile.
     let per_half = set.skills.len() / 2 * 512 + 512;
+    let encode_first = || encode(first_half, per_half);
+    let encode_rest = || {
+        let second = encode(second_half, per_half)?;
+        let tail = encode(&tail, 4096)?;
+        Ok::<_, postcard::Error>([second, tail])
+    };
     let (stamps, first, rest) = std::thread::scope(|scope| {
-        let first = scope.spawn(|| encode(first_half, per_half));
-        let rest = scope.spawn(|| {
-            let second = encode(second_half, per_half)?;
-            let tail = encode(&tail, 4096)?;
-            Ok::<_, postcard::Error>([second, tail])
-        });
+        // Parts whose thread the system will not start are encoded here.
+        let first = std::thread::Builder::new().spawn_scoped(scope, encode_first);
+        let rest = std::thread::Builder::new().spawn_scoped(scope, encode_rest);
         let stamps = encode(&stored, stored.len() * 64);
-        (stamps, first.join(), rest.join())
+        let first = match first {
+            Ok(handle) => handle.join().ok(),
+            Err(_) => Some(encode_first()),
+        };
+        let rest = match rest {
+            Ok(handle) => handle.join().ok(),
+            Err(_) => Some(encode_rest()),
+        };
+        (stamps, first, rest)
     });
     let failed = || std::io::Error::other("encoding the snapshot failed");
-    let [second, tail] = rest.map_err(|_| failed())?.map_err(std::io::Error::other)?;
-    let first = first.map_err(|_| failed())?;
+    let [second, tail] = rest.ok_or_else(failed)?.map_err(std::io::Error::other)?;
+    let first = first.ok_or_else(failed)?;
     let sections = [
         postcard::to_stdvec(&header),
         stamps,

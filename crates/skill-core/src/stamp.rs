@@ -135,34 +135,12 @@ pub(crate) fn changed_indices<T: Sync>(
     threads: usize,
     is_changed: impl Fn(&T) -> bool + Sync,
 ) -> Vec<usize> {
-    let check = |offset: usize, part: &[T]| -> Vec<usize> {
-        part.iter()
-            .enumerate()
-            .filter(|(_, item)| is_changed(item))
-            .map(|(i, _)| offset + i)
-            .collect()
-    };
     if threads <= 1 || items.len() < 2048 {
-        return check(0, items);
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let check = &check;
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .enumerate()
-            .map(|(n, part)| scope.spawn(move || check(n * chunk, part)))
+        return (0..items.len())
+            .filter(|&i| is_changed(&items[i]))
             .collect();
-        let mut changed = Vec::new();
-        for (n, handle) in handles.into_iter().enumerate() {
-            match handle.join() {
-                Ok(part) => changed.extend(part),
-                // Treat a part that could not be checked as changed.
-                Err(_) => changed.extend(n * chunk..((n + 1) * chunk).min(items.len())),
-            }
-        }
-        changed
-    })
+    }
+    changed_indices_beside(items, threads, is_changed, || ()).0
 }
 
 /// `changed_indices`, with `first` run on this thread meanwhile: helper
@@ -188,7 +166,11 @@ pub(crate) fn changed_indices_beside<T: Sync, R>(
         }
     };
     std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads.max(2)).map(|_| scope.spawn(work)).collect();
+        // A helper the system will not start (a process limit) is no error:
+        // this thread then checks everything itself.
+        let helpers: Vec<_> = (1..threads.max(2))
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
+            .collect();
         let result = first();
         let mut changed = work();
         for helper in helpers {

@@ -406,7 +406,9 @@ fn read_level_in_order(
         for _ in 1..threads {
             let finished = finished.clone();
             let (next_chunk, store) = (&next_chunk, &store);
-            scope.spawn(move || {
+            // A helper the system will not start (a process limit) is no
+            // error: this thread then reads every chunk itself.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, move || {
                 loop {
                     let c = next_chunk.fetch_add(1, Ordering::Relaxed);
                     if c >= chunks {

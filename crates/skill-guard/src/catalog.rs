@@ -760,7 +760,8 @@ pub(crate) static SKILL_SCOPE: LazyLock<CompiledScope> = LazyLock::new(|| compil
 /// before the compile is done waits for it; nothing is compiled twice.
 pub fn prepare() {
     if LazyLock::get(&SKILL_SCOPE).is_none() {
-        std::thread::spawn(|| LazyLock::force(&SKILL_SCOPE));
+        // Without a thread to spare the first scan compiles it, as before.
+        let _ = std::thread::Builder::new().spawn(|| LazyLock::force(&SKILL_SCOPE));
     }
 }
 pub(crate) static CONTEXT_SCOPE: LazyLock<CompiledScope> = LazyLock::new(|| compile_scope(true));
