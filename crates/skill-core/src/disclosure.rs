@@ -480,85 +480,93 @@ mod tests {
     use super::*;
     use crate::{DiscoveryOptions, Scope, SkillRoot};
 
-    /// `skills_list` as it was built before the typed listing: one `json!`
-    /// object per skill. The typed listing must serialize to the same bytes.
-    fn value_built_list(set: &SkillSet, category: Option<&str>) -> Value {
-        let category = category.map(str::trim).filter(|c| !c.is_empty());
-        let skills: Vec<&Skill> = set
-            .visible()
-            .into_iter()
-            .filter(|s| match category {
-                None => true,
-                Some(c) => s
-                    .category
-                    .as_deref()
-                    .is_some_and(|sc| sc == c || sc.starts_with(&format!("{c}/"))),
-            })
-            .collect();
-        let categories: std::collections::BTreeSet<&str> = skills
-            .iter()
-            .filter_map(|s| s.category.as_deref())
-            .collect();
-        let items: Vec<Value> = skills
-            .iter()
-            .map(|s| {
-                json!({
-                    "name": s.name,
-                    "description": s.list_description(),
-                    "category": s.category,
-                    "id": s.id,
-                    "qualified_id": s.qualified_id(),
-                    "scope": s.scope,
-                })
-            })
-            .collect();
-        let mut out = json!({
-            "success": true,
-            "count": items.len(),
-            "categories": categories,
-            "skills": items,
-        });
-        if items.is_empty() {
-            out["message"] = json!(match category {
-                Some(c) => format!("No skills in category '{c}'."),
-                None => "No skills found. Create one with skill_manage or install one with `knack skills install`.".to_owned(),
-            });
-        } else {
-            out["hint"] = json!("Load a skill's full text with skill_view(name).");
-        }
-        out
-    }
-
     #[test]
-    fn typed_listing_writes_the_same_json_as_the_value_builder() {
+    fn typed_listing_writes_the_contract_json() {
         let set = crate::skill_set::tests::sample_set();
         let empty = SkillSet::default();
-        for (set, category) in [
-            (&set, None),
-            (&set, Some("devops")),
-            (&set, Some(" devops ")),
-            (&set, Some("devops/k8s")),
-            (&set, Some("dev")),
-            (&set, Some("devops-tools")),
-            (&set, Some("os")),
-            (&set, Some("nope")),
-            (&set, Some("  ")),
-            (&empty, None),
-            (&empty, Some("devops")),
+        let listed = |name: &str, category: Option<&str>, id: &str, scope: &str| {
+            json!({
+                "name": name,
+                "description": format!("Use when {name} \"quoted\"\tand\\escaped"),
+                "category": category,
+                "id": id,
+                "qualified_id": format!("{scope}:{id}"),
+                "scope": scope,
+            })
+        };
+        let hint = "Load a skill's full text with skill_view(name).";
+        let k8s = json!({
+            "success": true,
+            "count": 1,
+            "categories": ["devops/k8s"],
+            "skills": [listed("deploy", Some("devops/k8s"), "devops/k8s/deploy", "user")],
+            "hint": hint,
+        });
+        let data = json!({
+            "success": true,
+            "count": 1,
+            "categories": ["data"],
+            "skills": [listed("csv", Some("data"), "data/csv", "user")],
+            "hint": hint,
+        });
+        let no_match = |c: &str| {
+            json!({
+                "success": true,
+                "count": 0,
+                "categories": [],
+                "skills": [],
+                "message": format!("No skills in category '{c}'."),
+            })
+        };
+        let nothing = json!({
+            "success": true,
+            "count": 0,
+            "categories": [],
+            "skills": [],
+            "message": "No skills found. Create one with skill_manage or install one with `knack skills install`.",
+        });
+        for (set, category, expected) in [
+            (&set, Some("devops/k8s"), &k8s),
+            (&set, Some(" devops/k8s "), &k8s),
+            (&set, Some("data"), &data),
+            (&set, Some("nope"), &no_match("nope")),
+            (&set, Some("dev"), &no_match("dev")),
+            (&empty, None, &nothing),
+            (&empty, Some("  "), &nothing),
+            (&empty, Some("devops"), &no_match("devops")),
         ] {
             let typed = skill_listing(set, category);
-            let expected = value_built_list(set, category);
+            // Same bytes, key order included, pretty and compact.
             assert_eq!(
                 serde_json::to_string_pretty(&typed).unwrap(),
-                serde_json::to_string_pretty(&expected).unwrap(),
+                serde_json::to_string_pretty(expected).unwrap(),
                 "category {category:?}"
             );
             assert_eq!(
                 serde_json::to_string(&typed).unwrap(),
-                serde_json::to_string(&expected).unwrap()
+                serde_json::to_string(expected).unwrap()
             );
-            assert_eq!(skills_list(set, category), expected);
+            assert_eq!(&skills_list(set, category), expected);
         }
+        let order: Vec<String> = skill_listing(&set, None)
+            .skills
+            .iter()
+            .map(|s| format!("{}:{}", s.scope.namespace(), s.id))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "external:aaa",
+                "user:solo",
+                "user:data/csv",
+                "project:devops/deploy",
+                "user:devops/deploy",
+                "user:devops/long",
+                "acme:devops/ship",
+                "user:devops-tools/lint",
+                "user:devops/k8s/deploy",
+            ]
+        );
         let all = skill_listing(&set, None);
         assert_eq!(all.count, 9);
         assert_eq!(

@@ -382,56 +382,6 @@ pub(crate) mod tests {
         set
     }
 
-    /// The bookkeeping `finish` did before entries were built on demand.
-    fn eager_entries(set: &SkillSet, walk_entries: Vec<DoctorEntry>) -> Vec<DoctorEntry> {
-        let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (i, skill) in set.skills.iter().enumerate() {
-            if set.gates[i].is_none() {
-                by_name.entry(skill.name.as_str()).or_default().push(i);
-            }
-        }
-        let mut entries = Vec::new();
-        for (i, skill) in set.skills.iter().enumerate() {
-            let entry = match set.gates[i] {
-                Some(Gate::Platform) => DoctorEntry::for_skill(
-                    skill,
-                    EntryStatus::Gated,
-                    format!(
-                        "platforms {:?} do not include this platform",
-                        skill.frontmatter.platforms
-                    ),
-                ),
-                Some(Gate::Disabled) => DoctorEntry::for_skill(
-                    skill,
-                    EntryStatus::Gated,
-                    "listed in skills.disabled".into(),
-                ),
-                None if by_name[skill.name.as_str()].len() > 1 => {
-                    let others: Vec<String> = by_name[skill.name.as_str()]
-                        .iter()
-                        .filter(|&&j| j != i)
-                        .map(|&j| set.skills[j].qualified_id())
-                        .collect();
-                    DoctorEntry::for_skill(
-                        skill,
-                        EntryStatus::Ambiguous,
-                        format!(
-                            "the name '{}' is also used by {}; load it by its id {}",
-                            skill.name,
-                            others.join(", "),
-                            skill.qualified_id()
-                        ),
-                    )
-                }
-                None => DoctorEntry::for_skill(skill, EntryStatus::Ok, String::new()),
-            };
-            entries.push(entry);
-        }
-        entries.extend(walk_entries);
-        entries.sort_by(|a, b| a.path.cmp(&b.path));
-        entries
-    }
-
     #[test]
     fn finish_finds_names_shared_by_visible_skills_only() {
         let set = sample_set();
@@ -445,28 +395,117 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn doctor_entries_match_the_eager_bookkeeping() {
+    fn doctor_entries_give_every_skill_md_its_status_and_reason() {
         let set = sample_set();
-        let expected = eager_entries(&set, set.entries.clone());
-        assert_eq!(set.doctor_entries(), expected);
-        let statuses: Vec<EntryStatus> = expected.iter().map(|e| e.status).collect();
-        for status in [
-            EntryStatus::Ok,
-            EntryStatus::Gated,
-            EntryStatus::Ambiguous,
-            EntryStatus::Skipped,
-            EntryStatus::Truncated,
-        ] {
-            assert!(statuses.contains(&status), "{status:?} missing");
-        }
-        let deploy = expected
+        let deploy_reason = |others: &str, own: &str| {
+            format!("the name 'deploy' is also used by {others}; load it by its id {own}")
+        };
+        let expected: Vec<(&str, EntryStatus, String)> = vec![
+            (
+                "/roots/acme/devops/ship/SKILL.md",
+                EntryStatus::Ok,
+                String::new(),
+            ),
+            (
+                "/roots/external/aaa/SKILL.md",
+                EntryStatus::Ok,
+                String::new(),
+            ),
+            (
+                "/roots/project/devops/deploy/SKILL.md",
+                EntryStatus::Ambiguous,
+                deploy_reason(
+                    "user:devops/k8s/deploy, user:devops/deploy",
+                    "project:devops/deploy",
+                ),
+            ),
+            (
+                "/roots/user/data/csv/SKILL.md",
+                EntryStatus::Ok,
+                String::new(),
+            ),
+            (
+                "/roots/user/data/csv2/SKILL.md",
+                EntryStatus::Gated,
+                "listed in skills.disabled".into(),
+            ),
+            (
+                "/roots/user/devops/a/b/SKILL.md",
+                EntryStatus::Truncated,
+                "too deep".into(),
+            ),
+            (
+                "/roots/user/devops/deploy/SKILL.md",
+                EntryStatus::Ambiguous,
+                deploy_reason(
+                    "user:devops/k8s/deploy, project:devops/deploy",
+                    "user:devops/deploy",
+                ),
+            ),
+            (
+                "/roots/user/devops/k8s/deploy/SKILL.md",
+                EntryStatus::Ambiguous,
+                deploy_reason(
+                    "user:devops/deploy, project:devops/deploy",
+                    "user:devops/k8s/deploy",
+                ),
+            ),
+            (
+                "/roots/user/devops/long/SKILL.md",
+                EntryStatus::Ok,
+                String::new(),
+            ),
+            (
+                "/roots/user/devops-tools/lint/SKILL.md",
+                EntryStatus::Ok,
+                String::new(),
+            ),
+            (
+                "/roots/user/devops.x/SKILL.md",
+                EntryStatus::Skipped,
+                "unreadable".into(),
+            ),
+            (
+                "/roots/user/os/off/SKILL.md",
+                EntryStatus::Gated,
+                "listed in skills.disabled".into(),
+            ),
+            (
+                "/roots/user/os/win/SKILL.md",
+                EntryStatus::Gated,
+                "platforms [\"windows\"] do not include this platform".into(),
+            ),
+            ("/roots/user/solo/SKILL.md", EntryStatus::Ok, String::new()),
+            (
+                "/roots/user/zz/SKILL.md",
+                EntryStatus::Skipped,
+                "no frontmatter".into(),
+            ),
+        ];
+        let entries = set.doctor_entries();
+        let got: Vec<(&str, EntryStatus, String)> = entries
             .iter()
-            .find(|e| e.qualified_id.as_deref() == Some("user:devops/deploy"))
+            .map(|e| (e.path.to_str().unwrap(), e.status, e.reason.clone()))
+            .collect();
+        assert_eq!(got, expected);
+        // Entries for skills carry the skill's name, qualified id and warnings.
+        for skill in &set.skills {
+            let entry = entries.iter().find(|e| e.path == skill.path).unwrap();
+            assert_eq!(entry.name.as_deref(), Some(skill.name.as_str()));
+            assert_eq!(entry.qualified_id, Some(skill.qualified_id()));
+            assert_eq!(entry.warnings, skill.warnings);
+        }
+        let long = entries
+            .iter()
+            .find(|e| e.name.as_deref() == Some("long"))
             .unwrap();
-        assert_eq!(
-            deploy.reason,
-            "the name 'deploy' is also used by user:devops/k8s/deploy, project:devops/deploy; load it by its id user:devops/deploy"
-        );
+        assert_eq!(long.warnings, ["a warning"]);
+        // Entries that are not skills carry no name.
+        let zz = entries
+            .iter()
+            .find(|e| e.path.ends_with("zz/SKILL.md"))
+            .unwrap();
+        assert_eq!((zz.name.as_ref(), zz.qualified_id.as_ref()), (None, None));
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::skill_set::{DoctorEntry, Gate, RootReport, SkillSet};
 use crate::stamp::{
     FileState, Fingerprint, Stamp, StampKind, changed_indices_beside, file_digest, is_recent,
 };
-use crate::walk::current_shape;
+use crate::walk::{current_shape, worker_threads};
 
 /// File name of the snapshot inside the cache directory.
 pub const SNAPSHOT_FILE: &str = "skills-snapshot.bin";
@@ -39,7 +39,7 @@ const RETIRED_FILES: [&str; 1] = ["skills-snapshot.json"];
 /// rewriting the snapshot.
 const REWRITE_AFTER: usize = 64;
 /// Bumped whenever the stored shape or the meaning of a field changes.
-const SNAPSHOT_VERSION: u32 = 5;
+const SNAPSHOT_VERSION: u32 = 6;
 
 /// Where the skill set handed out by `load_with_outcome` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,9 @@ struct Header {
     /// When the file was written: stamps changed shortly before it are racy.
     written_secs: i64,
     written_nanos: u32,
+    /// Length in bytes of the stamps section that follows, so the stamps can
+    /// be read and checked without reading the skills (`still_valid`).
+    stamps_len: u64,
 }
 
 /// Everything of the `SkillSet` but what follows from the options or from
@@ -307,39 +310,49 @@ impl SnapshotId {
 /// The id of the snapshot in `cache_dir` written for `options`, read from
 /// its header alone: whether it still holds is `still_valid`'s question.
 pub fn written_id(options: &DiscoveryOptions, cache_dir: &Path) -> Option<SnapshotId> {
-    use std::io::Read as _;
-    let mut file = fs::File::open(cache_dir.join(SNAPSHOT_FILE)).ok()?;
-    let len = file.metadata().ok()?.len();
-    let mut head = [0u8; 96];
-    let n = file.read(&mut head).ok()?;
-    let (header, _) = postcard::take_from_bytes::<Header>(&head[..n]).ok()?;
-    (header.version == SNAPSHOT_VERSION && header.options_key == options_key(options))
-        .then(|| SnapshotId::of(&header, len))
+    let (file, header, _) = open_for(options, cache_dir)?;
+    Some(SnapshotId::of(&header, file.metadata().ok()?.len()))
 }
 
 /// True when the snapshot in `cache_dir` is still the one named `id` and
-/// every stamp in it holds: loading it would give its set unchanged. The
-/// skills themselves are not decoded.
+/// every stamp in it holds: loading it would give its set unchanged. Only
+/// the header and the stamps are read; the skills are not decoded.
 pub fn still_valid(options: &DiscoveryOptions, cache_dir: &Path, id: SnapshotId) -> bool {
-    let Ok(bytes) = fs::read(cache_dir.join(SNAPSHOT_FILE)) else {
+    use std::os::unix::fs::FileExt;
+    let Some((file, header, header_len)) = open_for(options, cache_dir) else {
         return false;
     };
-    let Ok((header, rest)) = postcard::take_from_bytes::<Header>(&bytes) else {
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
         return false;
     };
-    if SnapshotId::of(&header, bytes.len() as u64) != id
-        || header.version != SNAPSHOT_VERSION
-        || header.options_key != options_key(options)
-    {
+    if SnapshotId::of(&header, len) != id || header_len as u64 + header.stamps_len > len {
         return false;
     }
-    let Ok((stamps, _)) = postcard::take_from_bytes::<Vec<StoredStamp<'_>>>(rest) else {
+    let mut bytes = vec![0u8; usize::try_from(header.stamps_len).unwrap_or(usize::MAX)];
+    if file.read_exact_at(&mut bytes, header_len as u64).is_err() {
+        return false;
+    }
+    let Ok(stamps) = postcard::from_bytes::<Vec<StoredStamp<'_>>>(&bytes) else {
         return false;
     };
     let roots = &options.roots;
     let (changed, ()) =
         changed_indices_beside(&stamps, worker_threads(), |s| stamp_moved(s, roots), || ());
     changed.is_empty() && racy_changes(&stamps, roots, &[], written_at(&header)).is_empty()
+}
+
+/// The snapshot file in `cache_dir` when its header says it was written by
+/// this build for `options`, with that header and its length in bytes.
+fn open_for(options: &DiscoveryOptions, cache_dir: &Path) -> Option<(fs::File, Header, usize)> {
+    use std::io::Read as _;
+    let mut file = fs::File::open(cache_dir.join(SNAPSHOT_FILE)).ok()?;
+    // The header is a few dozen bytes; one short read holds it.
+    let mut head = [0u8; 128];
+    let n = file.read(&mut head).ok()?;
+    let (header, rest) = postcard::take_from_bytes::<Header>(&head[..n]).ok()?;
+    let header_len = n - rest.len();
+    (header.version == SNAPSHOT_VERSION && header.options_key == options_key(options))
+        .then_some((file, header, header_len))
 }
 
 /// `with_skill_set`, also passing the id of the snapshot the set was loaded
@@ -527,13 +540,6 @@ fn read(
     } else {
         Read::Stale(set, fingerprint, changed)
     })
-}
-
-fn worker_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8)
 }
 
 /// True when the path of `stamp` no longer has the recorded state.
@@ -726,12 +732,6 @@ fn write(
     let since_epoch = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_err(std::io::Error::other)?;
-    let header = Header {
-        version: SNAPSHOT_VERSION,
-        options_key: *key,
-        written_secs: i64::try_from(since_epoch.as_secs()).map_err(std::io::Error::other)?,
-        written_nanos: since_epoch.subsec_nanos(),
-    };
     // Paths that are not UTF-8 cannot be stored; such trees are not snapshotted.
     let stored: Vec<StoredStamp<'_>> = fingerprint
         .stamps
@@ -797,9 +797,17 @@ fn write(
     let failed = || std::io::Error::other("encoding the snapshot failed");
     let [second, tail] = rest.ok_or_else(failed)?.map_err(std::io::Error::other)?;
     let first = first.ok_or_else(failed)?;
+    let stamps = stamps.map_err(std::io::Error::other)?;
+    let header = Header {
+        version: SNAPSHOT_VERSION,
+        options_key: *key,
+        written_secs: i64::try_from(since_epoch.as_secs()).map_err(std::io::Error::other)?,
+        written_nanos: since_epoch.subsec_nanos(),
+        stamps_len: stamps.len() as u64,
+    };
     let sections = [
         postcard::to_stdvec(&header),
-        stamps,
+        Ok(stamps),
         first,
         Ok(second),
         Ok(tail),

@@ -109,23 +109,19 @@ impl Fingerprint {
         });
     }
 
-    /// True when every recorded path still has the same state.
+    /// True when every recorded path still has the same state (checked on
+    /// every core: a long-running session asks this before each reuse).
     pub fn is_current(&self) -> bool {
-        self.stamps
-            .iter()
-            .all(|s| FileState::read(&s.path) == s.state)
+        self.changed(crate::walk::worker_threads()).is_empty()
     }
 
     /// Indices of the stamps whose path changed, checked on up to `threads`
     /// threads (stat calls dominate a warm start on a large tree).
     pub fn changed(&self, threads: usize) -> Vec<usize> {
-        changed_stamps(&self.stamps, threads)
+        changed_indices(&self.stamps, threads, |s| {
+            FileState::read(&s.path) != s.state
+        })
     }
-}
-
-/// Indices into `stamps` of those whose path no longer has the recorded state.
-pub(crate) fn changed_stamps(stamps: &[Stamp], threads: usize) -> Vec<usize> {
-    changed_indices(stamps, threads, |s| FileState::read(&s.path) != s.state)
 }
 
 /// Indices of the `items` for which `is_changed` holds, checked on up to

@@ -62,11 +62,15 @@ pub(crate) struct WalkOutput {
 }
 
 pub(crate) fn walk_roots(options: &DiscoveryOptions) -> WalkOutput {
-    let threads = std::thread::available_parallelism()
+    walk_roots_on(options, worker_threads())
+}
+
+/// Threads for file-system work: the cores there are, at most eight.
+pub(crate) fn worker_threads() -> usize {
+    std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(8);
-    walk_roots_on(options, threads)
+        .min(8)
 }
 
 /// `walk_roots` on up to `threads` threads; the result does not depend on it.
@@ -679,32 +683,17 @@ fn list_folder(fd: OwnedFd) -> std::io::Result<(Vec<DirEntryInfo>, Dir)> {
     Ok((entries, dir))
 }
 
-/// Directory entries sorted by name (through std; for the small side walks).
-pub(crate) fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<DirEntryInfo>> {
-    let mut entries = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let Ok(entry) = entry else { continue };
-        let kind = match entry.file_type() {
-            Ok(t) if t.is_symlink() => EntryKind::Symlink,
-            Ok(t) if t.is_dir() => EntryKind::Dir,
-            Ok(t) if t.is_file() => EntryKind::File,
-            _ => EntryKind::Other,
-        };
-        entries.push(DirEntryInfo {
-            name: entry.file_name().to_string_lossy().into_owned(),
-            kind,
-        });
-    }
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(entries)
+/// The entries of the folder at `dir`, as the walk lists them (for the
+/// side walks: decoys, unwalked folders, a folder's current shape).
+fn list_path(dir: &Path) -> std::io::Result<Vec<DirEntryInfo>> {
+    let fd = open_folder(dir)?;
+    Ok(list_folder(fd)?.0)
 }
 
 /// The shape digest of `dir` as it is now, computed exactly as the walk does;
 /// `None` when it cannot be listed.
 pub(crate) fn current_shape(dir: &Path) -> Option<u128> {
-    let fd = open_folder(dir).ok()?;
-    let (entries, _) = list_folder(fd).ok()?;
-    Some(shape_of(&entries))
+    Some(shape_of(&list_path(dir).ok()?))
 }
 
 /// The digest of the entries the walk acts on (see `stamp::Shape`).
@@ -741,7 +730,7 @@ fn report_unwalked(dir: &Path, out: &mut WalkOutput, why: &str) {
         if depth >= 4 || reported >= 200 {
             continue;
         }
-        let Ok(entries) = read_dir_sorted(&dir) else {
+        let Ok(entries) = list_path(&dir) else {
             continue;
         };
         for DirEntryInfo { name, .. } in entries.into_iter().rev() {
@@ -787,7 +776,7 @@ pub fn decoy_entries(set: &SkillSet) -> Vec<DoctorEntry> {
 fn report_decoys(support_dir: &Path, owner: &Path, out: &mut Vec<DoctorEntry>) {
     let mut stack = vec![(support_dir.to_path_buf(), 0usize)];
     while let Some((dir, depth)) = stack.pop() {
-        let Ok(entries) = read_dir_sorted(&dir) else {
+        let Ok(entries) = list_path(&dir) else {
             continue;
         };
         for DirEntryInfo { name, kind } in entries {

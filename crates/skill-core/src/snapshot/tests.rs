@@ -466,3 +466,61 @@ fn a_snapshot_id_names_an_unchanged_set_only() {
     other.disabled = vec!["deploy".into()];
     assert_eq!(written_id(&other, &cache), None);
 }
+
+#[test]
+fn short_commands_write_the_snapshot_beside_their_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    for (rel, text) in TWO {
+        fs::create_dir_all(root.join(rel)).unwrap();
+        fs::write(root.join(rel).join("SKILL.md"), text).unwrap();
+    }
+    backdate_tree(&root, Duration::from_secs(3600));
+    let opts = user_root(&root);
+    let cache = dir.path().join("cache");
+    // No snapshot yet: the set is discovered, handed over, and written meanwhile.
+    let names = with_skill_set(&opts, &cache, |set| {
+        set.skills
+            .iter()
+            .map(|s| s.name.clone())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(names, ["deploy", "rollback"]);
+    let (loaded, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Loaded);
+    assert_eq!(loaded, folded(discover(&opts).0));
+
+    // One in-place edit: a short command writes the refreshed set back at
+    // once (a `skill_manage` load would keep applying it instead).
+    fs::write(
+        root.join("ops/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Ship it today\n---\nbody\n",
+    )
+    .unwrap();
+    let seen = with_skill_set(&opts, &cache, |set| set.skills[0].description.clone());
+    assert_eq!(seen, "Ship it today");
+    let (loaded, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Loaded);
+    assert_eq!(loaded.skills[0].description, "Ship it today");
+}
+
+#[test]
+fn a_damaged_snapshot_has_no_id_and_is_never_valid() {
+    let (_dir, opts, cache) = old_tree(&TWO);
+    let id = written_id(&opts, &cache).unwrap();
+    let file = cache.join(SNAPSHOT_FILE);
+    let bytes = fs::read(&file).unwrap();
+    // Cut short: the header still names the same file length no more.
+    fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(!still_valid(&opts, &cache, id));
+    fs::write(&file, b"junk").unwrap();
+    assert_eq!(written_id(&opts, &cache), None);
+    assert!(!still_valid(&opts, &cache, id));
+    // And a load falls back to discovery, then writes a good one again.
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Written);
+    assert!(still_valid(
+        &opts,
+        &cache,
+        written_id(&opts, &cache).unwrap()
+    ));
+}
