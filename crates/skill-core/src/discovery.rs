@@ -258,8 +258,11 @@ fn parse_read(text: &str, lossy: bool) -> Result<ReadSkill, String> {
         warnings.push("SKILL.md is not valid UTF-8; invalid bytes were replaced".into());
     }
     let body = &frontmatter::strip_bom(text)[parsed.body_offset..];
-    let description = match &parsed.frontmatter.description {
-        Some(d) => d.clone(),
+    let mut frontmatter = parsed.frontmatter;
+    // The raw metadata was only needed to fill the typed fields.
+    frontmatter.metadata = None;
+    let description = match frontmatter.description.take() {
+        Some(d) => d,
         None => match frontmatter::first_body_line(body) {
             Some(line) => {
                 warnings
@@ -274,7 +277,7 @@ fn parse_read(text: &str, lossy: bool) -> Result<ReadSkill, String> {
         },
     };
     Ok(ReadSkill {
-        frontmatter: parsed.frontmatter,
+        frontmatter,
         description,
         warnings,
     })
@@ -288,7 +291,9 @@ pub(crate) fn build_skill(candidate: SkillPlace, scope: &Scope, read: ReadSkill)
         .unwrap_or_default()
         .to_owned();
     let mut warnings = read.warnings;
-    let name = match &read.frontmatter.name {
+    let mut frontmatter = read.frontmatter;
+    // Name and description live on the skill itself, not twice.
+    let name = match &frontmatter.name.take() {
         Some(n) => {
             let name = cut_chars(n.trim(), MAX_NAME_CHARS);
             if name.chars().count() < n.trim().chars().count() {
@@ -328,7 +333,7 @@ pub(crate) fn build_skill(candidate: SkillPlace, scope: &Scope, read: ReadSkill)
         path: candidate.skill_md,
         skill_dir: candidate.skill_dir,
         root_index: candidate.root_index,
-        frontmatter: read.frontmatter,
+        frontmatter,
         warnings,
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::skill::{Scope, Skill};
+use crate::skill::{QualifiedId, Scope, Skill};
 
 /// Why a skill is hidden from lists and refused on explicit load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,6 +79,67 @@ pub enum Resolution<'a> {
     /// The skill exists but is hidden (platform or disabled).
     Gated(&'a Skill, Gate),
     NotFound,
+}
+
+/// What a lookup needs to know of one skill.
+pub(crate) struct LookupKey<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) id: &'a str,
+    pub(crate) qualified: QualifiedId<'a>,
+    pub(crate) gate: Option<Gate>,
+}
+
+/// `Resolution` by position, before the skills are looked at.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    Found(usize),
+    /// Unsorted: callers sort the skills by qualified id.
+    Ambiguous(Vec<usize>),
+    Gated(usize, Gate),
+    NotFound,
+}
+
+/// The one lookup rule, over `len` skills described by `key`: shared by
+/// `SkillSet::resolve` and the snapshot's lookup, which answers from the
+/// stored names without decoding the skills.
+pub(crate) fn resolve_among<'a>(
+    query: &str,
+    len: usize,
+    key: impl Fn(usize) -> LookupKey<'a>,
+) -> Lookup {
+    let query = query.trim();
+    let pick = |pred: &dyn Fn(&LookupKey<'a>) -> bool| -> Vec<usize> {
+        (0..len).filter(|&i| pred(&key(i))).collect()
+    };
+    let mut matches = if query.contains(':') {
+        pick(&|k| k.qualified == *query)
+    } else if query.contains('/') {
+        pick(&|k| k.id == query)
+    } else {
+        let by_name = pick(&|k| k.name == query);
+        if by_name.is_empty() {
+            pick(&|k| k.id == query)
+        } else {
+            by_name
+        }
+    };
+    let shown: Vec<usize> = matches
+        .iter()
+        .copied()
+        .filter(|&i| key(i).gate.is_none())
+        .collect();
+    match shown.len() {
+        1 => return Lookup::Found(shown[0]),
+        n if n > 1 => return Lookup::Ambiguous(shown),
+        _ => {}
+    }
+    match matches.pop() {
+        Some(i) => match key(i).gate {
+            Some(gate) => Lookup::Gated(i, gate),
+            None => Lookup::Found(i),
+        },
+        None => Lookup::NotFound,
+    }
 }
 
 /// Every skill discovery found, with its gate, plus what it reported.
@@ -236,44 +297,24 @@ impl SkillSet {
 
     /// Resolves a bare name, an id (`category/dir`) or a qualified id (`scope:id`).
     pub fn resolve(&self, query: &str) -> Resolution<'_> {
-        let query = query.trim();
-        let visible = |i: &usize| self.gates[*i].is_none();
-        let all: Vec<usize> = (0..self.skills.len()).collect();
-        let pick = |pred: &dyn Fn(&Skill) -> bool| -> Vec<usize> {
-            all.iter()
-                .copied()
-                .filter(|&i| pred(&self.skills[i]))
-                .collect()
-        };
-
-        let mut matches = if query.contains(':') {
-            pick(&|s| s.qualified() == *query)
-        } else if query.contains('/') {
-            pick(&|s| s.id == query)
-        } else {
-            let by_name = pick(&|s| s.name == query);
-            if by_name.is_empty() {
-                pick(&|s| s.id == query)
-            } else {
-                by_name
+        let key = |i: usize| {
+            let s = &self.skills[i];
+            LookupKey {
+                name: &s.name,
+                id: &s.id,
+                qualified: s.qualified(),
+                gate: self.gates[i],
             }
         };
-        let shown: Vec<usize> = matches.iter().copied().filter(visible).collect();
-        match shown.len() {
-            1 => return Resolution::Found(&self.skills[shown[0]]),
-            n if n > 1 => {
-                let mut skills: Vec<&Skill> = shown.iter().map(|&i| &self.skills[i]).collect();
+        match resolve_among(query, self.skills.len(), key) {
+            Lookup::Found(i) => Resolution::Found(&self.skills[i]),
+            Lookup::Gated(i, gate) => Resolution::Gated(&self.skills[i], gate),
+            Lookup::Ambiguous(list) => {
+                let mut skills: Vec<&Skill> = list.into_iter().map(|i| &self.skills[i]).collect();
                 skills.sort_by(|a, b| a.qualified().cmp(&b.qualified()));
-                return Resolution::Ambiguous(skills);
+                Resolution::Ambiguous(skills)
             }
-            _ => {}
-        }
-        match matches.pop() {
-            Some(i) => match self.gates[i] {
-                Some(gate) => Resolution::Gated(&self.skills[i], gate),
-                None => Resolution::Found(&self.skills[i]),
-            },
-            None => Resolution::NotFound,
+            Lookup::NotFound => Resolution::NotFound,
         }
     }
 

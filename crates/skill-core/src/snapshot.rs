@@ -26,10 +26,13 @@ use crate::frontmatter::Frontmatter;
 use crate::roots::{DiscoveryOptions, SkillRoot};
 use crate::skill::Skill;
 use crate::skill_set::{DoctorEntry, Gate, RootReport, SkillSet};
-use crate::stamp::{
-    FileState, Fingerprint, Stamp, StampKind, changed_indices_beside, file_digest, is_recent,
-};
-use crate::walk::{current_shape, worker_threads};
+use crate::stamp::{FileState, Fingerprint, Stamp, StampKind, is_recent};
+use crate::walk::current_shape;
+
+mod lookup;
+mod stamps;
+pub use lookup::skills_answering;
+use stamps::{StampTable, StoredStamp, encode_stamps};
 
 /// File name of the snapshot inside the cache directory.
 pub const SNAPSHOT_FILE: &str = "skills-snapshot.bin";
@@ -39,7 +42,7 @@ const RETIRED_FILES: [&str; 1] = ["skills-snapshot.json"];
 /// rewriting the snapshot.
 const REWRITE_AFTER: usize = 64;
 /// Bumped whenever the stored shape or the meaning of a field changes.
-const SNAPSHOT_VERSION: u32 = 6;
+const SNAPSHOT_VERSION: u32 = 7;
 
 /// Where the skill set handed out by `load_with_outcome` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +73,23 @@ struct Header {
     /// Length in bytes of the stamps section that follows, so the stamps can
     /// be read and checked without reading the skills (`still_valid`).
     stamps_len: u64,
+    /// Length in bytes of the lookup section after the stamps (`StoredKey`s),
+    /// so one skill can be found without decoding the others (`skills_answering`).
+    lookup_len: u64,
+}
+
+/// What the lookup rule needs of one skill, and where its `StoredSkill`
+/// lies in the body (byte offsets from the body's start).
+#[derive(Serialize, Deserialize)]
+struct StoredKey<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    root: u32,
+    gate: Option<Gate>,
+    start: u32,
+    end: u32,
 }
 
 /// Everything of the `SkillSet` but what follows from the options or from
@@ -99,94 +119,34 @@ struct StoredSkill {
     warnings: Vec<String>,
 }
 
+impl StoredSkill {
+    /// The skill again, with what follows from its root and id.
+    fn into_skill(self, options: &DiscoveryOptions) -> Option<Skill> {
+        let root = options.roots.get(self.root_index)?;
+        let skill_dir = root.path.join(&self.id);
+        Some(Skill {
+            name: self.name,
+            description: self.description,
+            category: self
+                .id
+                .rsplit_once('/')
+                .map(|(parent, _)| parent.to_owned()),
+            path: skill_dir.join("SKILL.md"),
+            skill_dir,
+            id: self.id,
+            scope: root.scope.clone(),
+            root_index: self.root_index,
+            frontmatter: self.frontmatter,
+            warnings: self.warnings,
+        })
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct StoredRoot {
     path: PathBuf,
     skills: usize,
     truncated: bool,
-}
-
-/// A stamp as stored: its path relative to a root (whole when it lies
-/// under none), borrowed from the file's bytes when read.
-#[derive(Serialize, Deserialize)]
-struct StoredStamp<'a> {
-    root: Option<u32>,
-    #[serde(borrow)]
-    rel: Cow<'a, str>,
-    kind: StampKind,
-    state: Option<FileState>,
-    shape: u128,
-    digest: Option<u128>,
-}
-
-/// `path` below `root` as the text that `root.join(text)` turns back into
-/// the very same bytes (`""` for the root itself); `None` when there is none.
-/// Byte-level, so storing 20,000 stamps builds no paths.
-fn relative_to<'p>(path: &'p Path, root: &Path) -> Option<&'p str> {
-    use std::os::unix::ffi::OsStrExt;
-    let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
-    if p == r {
-        return Some("");
-    }
-    let rest = p.strip_prefix(r)?;
-    let rest = if r.ends_with(b"/") {
-        rest
-    } else {
-        rest.strip_prefix(b"/")?
-    };
-    if rest.is_empty() || rest.starts_with(b"/") {
-        return None;
-    }
-    std::str::from_utf8(rest).ok()
-}
-
-impl<'a> StoredStamp<'a> {
-    /// `stamp` relative to the first root that gives back the very same path;
-    /// `None` for a path that is not UTF-8 (such trees are not snapshotted).
-    fn of(stamp: &'a Stamp, roots: &[SkillRoot]) -> Option<Self> {
-        let relative = roots.iter().enumerate().find_map(|(i, root)| {
-            Some((
-                u32::try_from(i).ok()?,
-                relative_to(&stamp.path, &root.path)?,
-            ))
-        });
-        let (root, rel) = match relative {
-            Some((i, rel)) => (Some(i), rel),
-            None => (None, stamp.path.to_str()?),
-        };
-        Some(Self {
-            root,
-            rel: Cow::Borrowed(rel),
-            kind: stamp.kind,
-            state: stamp.state,
-            shape: stamp.shape,
-            digest: stamp.digest,
-        })
-    }
-
-    fn path(&self, roots: &[SkillRoot]) -> Option<PathBuf> {
-        match self.root {
-            None => Some(PathBuf::from(self.rel.as_ref())),
-            Some(i) => {
-                let root = &roots.get(usize::try_from(i).ok()?)?.path;
-                Some(if self.rel.is_empty() {
-                    root.clone()
-                } else {
-                    root.join(self.rel.as_ref())
-                })
-            }
-        }
-    }
-
-    fn into_stamp(self, roots: &[SkillRoot]) -> Option<Stamp> {
-        Some(Stamp {
-            path: self.path(roots)?,
-            kind: self.kind,
-            state: self.state,
-            shape: self.shape,
-            digest: self.digest,
-        })
-    }
 }
 
 /// `Body` after its two halves of skills, as written: borrowed from the set,
@@ -209,39 +169,8 @@ struct StoredSkillRef<'a> {
     description: &'a str,
     id: &'a str,
     root_index: usize,
-    frontmatter: FoldedFrontmatter<'a>,
+    frontmatter: &'a Frontmatter,
     warnings: &'a [String],
-}
-
-/// A `Frontmatter` written as `folded` would return it, without the copy.
-struct FoldedFrontmatter<'a>(&'a Frontmatter);
-
-impl Serialize for FoldedFrontmatter<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        // The fields of `Frontmatter` in declaration order, `metadata` being
-        // skipped there; a round-trip test fails if the two drift apart.
-        let f = self.0;
-        let none: Option<String> = None;
-        let mut out = serializer.serialize_struct("Frontmatter", 13)?;
-        out.serialize_field("name", &none)?;
-        out.serialize_field("description", &none)?;
-        out.serialize_field("version", &f.version)?;
-        out.serialize_field("author", &f.author)?;
-        out.serialize_field("license", &f.license)?;
-        out.serialize_field("compatibility", &f.compatibility)?;
-        out.serialize_field("platforms", &f.platforms)?;
-        out.serialize_field("tags", &f.tags)?;
-        out.serialize_field("related_skills", &f.related_skills)?;
-        out.serialize_field("category", &f.category)?;
-        out.serialize_field(
-            "required_environment_variables",
-            &f.required_environment_variables,
-        )?;
-        out.serialize_field("conditions", &f.conditions)?;
-        out.serialize_field("created_by", &f.created_by)?;
-        out.end()
-    }
 }
 
 /// The skill set for `options`: from the snapshot in `cache_dir` when it is
@@ -332,13 +261,11 @@ pub fn still_valid(options: &DiscoveryOptions, cache_dir: &Path, id: SnapshotId)
     if file.read_exact_at(&mut bytes, header_len as u64).is_err() {
         return false;
     }
-    let Ok(stamps) = postcard::from_bytes::<Vec<StoredStamp<'_>>>(&bytes) else {
+    let Some(stamps) = StampTable::parse(&bytes) else {
         return false;
     };
-    let roots = &options.roots;
-    let (changed, ()) =
-        changed_indices_beside(&stamps, worker_threads(), |s| stamp_moved(s, roots), || ());
-    changed.is_empty() && racy_changes(&stamps, roots, &[], written_at(&header)).is_empty()
+    let (changed, ()) = stamps.changed_beside(&options.roots, written_at(&header), || ());
+    changed.is_some_and(|c| c.is_empty())
 }
 
 /// The snapshot file in `cache_dir` when its header says it was written by
@@ -367,9 +294,11 @@ pub fn with_skill_set_identified<R>(
     // file unchanged, and what is kept by its id becomes usable again.
     let (set, fingerprint, pending, id) = load_unwritten(options, cache_dir, false, true);
     if matches!(pending, Pending::Nothing(_)) {
-        return use_set(&set, id);
+        let result = use_set(&set, id);
+        drop_aside((set, fingerprint));
+        return result;
     }
-    std::thread::scope(|scope| {
+    let result = std::thread::scope(|scope| {
         let writer =
             std::thread::Builder::new().spawn_scoped(scope, || pending.write(&set, &fingerprint));
         let result = use_set(&set, id);
@@ -385,7 +314,17 @@ pub fn with_skill_set_identified<R>(
             }
         }
         result
-    })
+    });
+    drop_aside((set, fingerprint));
+    result
+}
+
+/// Frees `value` on another thread. Freeing ten thousand skills one string
+/// at a time takes milliseconds that a short command would otherwise spend
+/// after its output is complete, just before it exits anyway.
+fn drop_aside<T: Send + 'static>(value: T) {
+    // Without a thread to spare it is freed here, as usual.
+    let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// What is left to do after a load: nothing (the set came about this way),
@@ -403,6 +342,7 @@ enum Pending {
 
 impl Pending {
     fn write(&self, set: &SkillSet, fingerprint: &Fingerprint) -> SnapshotOutcome {
+        let started = std::time::Instant::now();
         match self {
             Pending::Nothing(outcome) => *outcome,
             Pending::Write {
@@ -411,7 +351,13 @@ impl Pending {
                 roots,
                 success,
             } => match write(path, key, roots, set, fingerprint) {
-                Ok(()) => *success,
+                Ok(()) => {
+                    tracing::debug!(
+                        ms = started.elapsed().as_secs_f64() * 1000.0,
+                        "skills snapshot written"
+                    );
+                    *success
+                }
                 Err(e) => {
                     tracing::debug!("skills snapshot not written to {}: {e}", path.display());
                     SnapshotOutcome::Discovered
@@ -510,18 +456,16 @@ fn read(
         return None;
     }
     let id = SnapshotId::of(&header, bytes.len() as u64);
-    let (stamps, rest) = postcard::take_from_bytes::<Vec<StoredStamp<'_>>>(rest).ok()?;
+    let stamps_len = usize::try_from(header.stamps_len).ok()?;
+    let lookup_len = usize::try_from(header.lookup_len).ok()?;
+    let stamps = StampTable::parse(rest.get(..stamps_len)?)?;
+    let rest = rest.get(stamps_len.checked_add(lookup_len)?..)?;
     let roots = &options.roots;
     // The stat calls dominate a warm start; check them while the body decodes.
-    let (mut changed, body) = changed_indices_beside(
-        &stamps,
-        worker_threads(),
-        |s| stamp_moved(s, roots),
-        || postcard::from_bytes::<Body>(rest).ok(),
-    );
-    let body = body?;
-    changed.extend(racy_changes(&stamps, roots, &changed, written_at(&header)));
-    changed.sort_unstable();
+    let (changed, body) = stamps.changed_beside(roots, written_at(&header), || {
+        postcard::from_bytes::<Body>(rest).ok()
+    });
+    let (changed, body) = (changed?, body?);
     let set = into_set(body, options)?;
     tracing::debug!(
         ms = started.elapsed().as_secs_f64() * 1000.0,
@@ -530,7 +474,11 @@ fn read(
         "skills snapshot read and checked"
     );
     let fingerprint = if keep_stamps || !changed.is_empty() {
-        let stamps: Option<Vec<Stamp>> = stamps.into_iter().map(|s| s.into_stamp(roots)).collect();
+        let stamps: Option<Vec<Stamp>> = stamps
+            .all()?
+            .into_iter()
+            .map(|s| s.into_stamp(roots))
+            .collect();
         Fingerprint { stamps: stamps? }
     } else {
         Fingerprint::default()
@@ -540,14 +488,6 @@ fn read(
     } else {
         Read::Stale(set, fingerprint, changed)
     })
-}
-
-/// True when the path of `stamp` no longer has the recorded state.
-fn stamp_moved(stamp: &StoredStamp<'_>, roots: &[SkillRoot]) -> bool {
-    match stamp.path(roots) {
-        Some(path) => FileState::read(&path) != stamp.state,
-        None => true,
-    }
 }
 
 /// When the snapshot was written: stamps changed shortly before are racy.
@@ -562,38 +502,6 @@ fn written_at(header: &Header) -> SystemTime {
     .modified()
 }
 
-/// Stamps whose state still matches but that were recorded so close to the
-/// write that a same-tick change could hide behind them: checked by content
-/// (files) or shape (folders).
-fn racy_changes(
-    stamps: &[StoredStamp<'_>],
-    roots: &[SkillRoot],
-    changed: &[usize],
-    written: SystemTime,
-) -> Vec<usize> {
-    let mut out = Vec::new();
-    for (i, stamp) in stamps.iter().enumerate() {
-        let Some(state) = &stamp.state else { continue };
-        if !is_recent(state, written) || changed.binary_search(&i).is_ok() {
-            continue;
-        }
-        let Some(path) = stamp.path(roots) else {
-            out.push(i);
-            continue;
-        };
-        let still_same = match stamp.kind {
-            StampKind::Folder => current_shape(&path) == Some(stamp.shape),
-            StampKind::SkillFile | StampKind::CategoryFile => {
-                stamp.digest.is_some() && file_digest(&path) == stamp.digest
-            }
-        };
-        if !still_same {
-            out.push(i);
-        }
-    }
-    out
-}
-
 fn into_set(body: Body, options: &DiscoveryOptions) -> Option<SkillSet> {
     if body.roots.len() != options.roots.len()
         || body.gates.len() != body.skills.len() + body.more_skills.len()
@@ -602,20 +510,7 @@ fn into_set(body: Body, options: &DiscoveryOptions) -> Option<SkillSet> {
     }
     let mut skills = Vec::with_capacity(body.skills.len() + body.more_skills.len());
     for s in body.skills.into_iter().chain(body.more_skills) {
-        let root = options.roots.get(s.root_index)?;
-        let skill_dir = root.path.join(&s.id);
-        skills.push(Skill {
-            name: s.name,
-            description: s.description,
-            category: s.id.rsplit_once('/').map(|(parent, _)| parent.to_owned()),
-            path: skill_dir.join("SKILL.md"),
-            skill_dir,
-            id: s.id,
-            scope: root.scope.clone(),
-            root_index: s.root_index,
-            frontmatter: s.frontmatter,
-            warnings: s.warnings,
-        });
+        skills.push(s.into_skill(options)?);
     }
     let roots = body
         .roots
@@ -667,15 +562,22 @@ fn refresh(
 
 /// A folder whose entries of interest are the same as before only moved its stamp.
 fn refresh_folder(stamp: &mut Stamp) -> bool {
-    // The state first: a change after the listing then shows up next time.
-    let (Some(_), Some(state)) = (stamp.state, FileState::read(&stamp.path)) else {
-        return false;
-    };
-    if current_shape(&stamp.path) != Some(stamp.shape) {
-        return false;
+    match unchanged_shape(&stamp.path, stamp.state, stamp.shape) {
+        Some(state) => {
+            stamp.state = Some(state);
+            true
+        }
+        None => false,
     }
-    stamp.state = Some(state);
-    true
+}
+
+/// The new state of a folder whose stamp moved, when the entries the walk
+/// acts on are still the ones recorded (`shape`); `None` otherwise.
+fn unchanged_shape(path: &Path, recorded: Option<FileState>, shape: u128) -> Option<FileState> {
+    recorded?;
+    // The state first: a change after the listing then shows up next time.
+    let state = FileState::read(path)?;
+    (current_shape(path) == Some(shape)).then_some(state)
 }
 
 /// A SKILL.md edited in place: parsed again, kept only when its name, id and
@@ -685,28 +587,50 @@ fn refresh_skill(set: &mut SkillSet, stamp: &mut Stamp, options: &DiscoveryOptio
         return false;
     };
     let old = &set.skills[index];
-    let read = read_skill(&stamp.path);
-    let Ok(parsed) = read.outcome else {
-        return false;
-    };
     let place = SkillPlace {
         root_index: old.root_index,
         skill_md: old.path.clone(),
         skill_dir: old.skill_dir.clone(),
         id: old.id.clone(),
     };
-    let fresh = build_skill(place, &old.scope, parsed);
-    if fresh.name != old.name || fresh.id != old.id || gate_for(&fresh, options) != set.gates[index]
-    {
+    let Some(fresh) = reparse_unchanged(place, &old.scope, &old.name, set.gates[index], options)
+    else {
         return false;
-    }
-    set.skills[index] = Skill {
-        frontmatter: folded(&fresh.frontmatter),
-        ..fresh
     };
-    stamp.state = read.state;
-    stamp.digest = read.digest;
+    set.skills[index] = fresh.skill;
+    stamp.state = fresh.state;
+    stamp.digest = fresh.digest;
     true
+}
+
+/// A SKILL.md parsed again, with the state and digest its stamp now takes.
+struct Reparsed {
+    skill: Skill,
+    state: Option<FileState>,
+    digest: Option<u128>,
+}
+
+/// The SKILL.md at `place` parsed again; `None` unless its name, id and gate
+/// are still `name`, `place.id` and `gate`.
+fn reparse_unchanged(
+    place: SkillPlace,
+    scope: &crate::skill::Scope,
+    name: &str,
+    gate: Option<Gate>,
+    options: &DiscoveryOptions,
+) -> Option<Reparsed> {
+    let read = read_skill(&place.skill_md);
+    let parsed = read.outcome.ok()?;
+    let id = place.id.clone();
+    let fresh = build_skill(place, scope, parsed);
+    if fresh.name != name || fresh.id != id || gate_for(&fresh, options) != gate {
+        return None;
+    }
+    Some(Reparsed {
+        skill: fresh,
+        state: read.state,
+        digest: read.digest,
+    })
 }
 
 fn write(
@@ -747,7 +671,7 @@ fn write(
             description: &s.description,
             id: &s.id,
             root_index: s.root_index,
-            frontmatter: FoldedFrontmatter(&s.frontmatter),
+            frontmatter: &s.frontmatter,
             warnings: &s.warnings,
         })
         .collect();
@@ -773,17 +697,17 @@ fn write(
     // times faster than extending one vector byte by byte.
     // The body (most of the bytes) is encoded on a second thread meanwhile.
     let per_half = set.skills.len() / 2 * 512 + 512;
-    let encode_first = || encode(first_half, per_half);
+    let encode_first = || encode_with_offsets(first_half, per_half);
     let encode_rest = || {
-        let second = encode(second_half, per_half)?;
+        let second = encode_with_offsets(second_half, per_half)?;
         let tail = encode(&tail, 4096)?;
-        Ok::<_, postcard::Error>([second, tail])
+        Ok::<_, postcard::Error>((second, tail))
     };
     let (stamps, first, rest) = std::thread::scope(|scope| {
         // Parts whose thread the system will not start are encoded here.
         let first = std::thread::Builder::new().spawn_scoped(scope, encode_first);
         let rest = std::thread::Builder::new().spawn_scoped(scope, encode_rest);
-        let stamps = encode(&stored, stored.len() * 64);
+        let stamps = encode_stamps(&stored);
         let first = match first {
             Ok(handle) => handle.join().ok(),
             Err(_) => Some(encode_first()),
@@ -795,20 +719,23 @@ fn write(
         (stamps, first, rest)
     });
     let failed = || std::io::Error::other("encoding the snapshot failed");
-    let [second, tail] = rest.ok_or_else(failed)?.map_err(std::io::Error::other)?;
-    let first = first.ok_or_else(failed)?;
+    let ((second, second_ends), tail) = rest.ok_or_else(failed)?.map_err(std::io::Error::other)?;
+    let (first, first_ends) = first.ok_or_else(failed)?.map_err(std::io::Error::other)?;
     let stamps = stamps.map_err(std::io::Error::other)?;
+    let lookup = encode_lookup(set, &first, &first_ends, &second_ends)?;
     let header = Header {
         version: SNAPSHOT_VERSION,
         options_key: *key,
         written_secs: i64::try_from(since_epoch.as_secs()).map_err(std::io::Error::other)?,
         written_nanos: since_epoch.subsec_nanos(),
         stamps_len: stamps.len() as u64,
+        lookup_len: lookup.len() as u64,
     };
     let sections = [
         postcard::to_stdvec(&header),
         Ok(stamps),
-        first,
+        Ok(lookup),
+        Ok(first),
         Ok(second),
         Ok(tail),
     ];
@@ -824,6 +751,73 @@ fn write(
         let _ = fs::remove_file(dir.join(retired));
     }
     Ok(())
+}
+
+/// `items` encoded as postcard encodes a sequence, with the offset in the
+/// buffer where each item ends.
+fn encode_with_offsets<T: Serialize>(
+    items: &[T],
+    estimate: usize,
+) -> postcard::Result<(Vec<u8>, Vec<usize>)> {
+    // A sequence is its length (a varint, as a `usize` is) then its items.
+    let mut buf = encode(&items.len(), estimate)?;
+    let mut ends = Vec::with_capacity(items.len());
+    for item in items {
+        buf = postcard::serialize_with_flavor(item, Presized(buf))?;
+        ends.push(buf.len());
+    }
+    Ok((buf, ends))
+}
+
+/// The lookup section: each skill's keys and the bytes of its record in a
+/// body made of `first` (whose records end at `first_ends`) and a second
+/// half (ends at `second_ends`, counted from that half's own start).
+fn encode_lookup(
+    set: &SkillSet,
+    first: &[u8],
+    first_ends: &[usize],
+    second_ends: &[usize],
+) -> std::io::Result<Vec<u8>> {
+    let too_big = || std::io::Error::other("the skills snapshot would exceed 4 GiB");
+    let mut spans = Vec::with_capacity(set.skills.len());
+    for (base, ends) in [(0, first_ends), (first.len(), second_ends)] {
+        // The first record starts after the half's length prefix.
+        let mut start = base + varint_len(ends.len());
+        for end in ends {
+            let end = base + end;
+            spans.push((
+                u32::try_from(start).map_err(|_| too_big())?,
+                u32::try_from(end).map_err(|_| too_big())?,
+            ));
+            start = end;
+        }
+    }
+    if spans.len() != set.skills.len() {
+        return Err(std::io::Error::other("skill records and offsets disagree"));
+    }
+    let keys: Vec<StoredKey<'_>> = set
+        .skills
+        .iter()
+        .zip(&set.gates)
+        .zip(spans)
+        .map(|((skill, gate), (start, end))| {
+            Ok(StoredKey {
+                name: Cow::Borrowed(&skill.name),
+                id: Cow::Borrowed(&skill.id),
+                root: u32::try_from(skill.root_index).map_err(|_| too_big())?,
+                gate: *gate,
+                start,
+                end,
+            })
+        })
+        .collect::<std::io::Result<_>>()?;
+    encode(&keys, keys.len() * 64).map_err(std::io::Error::other)
+}
+
+/// Bytes of postcard's varint for `n`.
+fn varint_len(n: usize) -> usize {
+    let bits = usize::BITS - n.leading_zeros();
+    (bits.max(1) as usize).div_ceil(7)
 }
 
 /// `value` encoded into a buffer of roughly the right size from the start
@@ -850,17 +844,6 @@ impl postcard::ser_flavors::Flavor for Presized {
 
     fn finalize(self) -> postcard::Result<Vec<u8>> {
         Ok(self.0)
-    }
-}
-
-/// The frontmatter as the snapshot keeps it: name and description live on
-/// the skill itself, and the raw metadata is only read while parsing.
-fn folded(frontmatter: &Frontmatter) -> Frontmatter {
-    Frontmatter {
-        name: None,
-        description: None,
-        metadata: None,
-        ..frontmatter.clone()
     }
 }
 

@@ -48,11 +48,24 @@ impl FileState {
 
     /// The state of `path` now (following links); `None` when it cannot be stat'ed.
     pub fn read(path: &Path) -> Option<Self> {
+        Self::read_at(rustix::fs::CWD, path)
+    }
+
+    /// The state of `rel` below the open folder `dir` (following links; `""`
+    /// is the folder itself). Checking a snapshot's stamps this way spares
+    /// the kernel looking up the root's own path again for every stamp.
+    pub fn read_at(dir: impl std::os::fd::AsFd, rel: impl AsRef<Path>) -> Option<Self> {
         // Checking a snapshot is one of these per stamp; asking only for the
         // fields a stamp holds is measurably cheaper than a full metadata call.
-        use rustix::fs::{AtFlags, CWD, StatxFlags, makedev, statx};
+        use rustix::fs::{AtFlags, StatxFlags, makedev, statx};
+        let rel = rel.as_ref();
         let wanted = StatxFlags::TYPE | StatxFlags::MTIME | StatxFlags::SIZE | StatxFlags::INO;
-        match statx(CWD, path, AtFlags::empty(), wanted) {
+        let flags = if rel.as_os_str().is_empty() {
+            AtFlags::EMPTY_PATH
+        } else {
+            AtFlags::empty()
+        };
+        match statx(&dir, rel, flags, wanted) {
             Ok(st) => Some(Self {
                 mtime_secs: st.stx_mtime.tv_sec,
                 mtime_nanos: st.stx_mtime.tv_nsec,
@@ -61,7 +74,7 @@ impl FileState {
                 ino: st.stx_ino,
             }),
             Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
-                fs::metadata(path).ok().map(|m| Self::of(&m))
+                fallback_metadata(dir, rel).map(|m| Self::of(&m))
             }
             Err(_) => None,
         }
@@ -75,6 +88,22 @@ impl FileState {
             SystemTime::UNIX_EPOCH - since_epoch
         }
     }
+}
+
+/// Metadata through std where `statx` is refused (old kernels, some sandboxes).
+fn fallback_metadata(dir: impl std::os::fd::AsFd, rel: &Path) -> Option<fs::Metadata> {
+    use std::os::fd::AsRawFd;
+    if rel.is_absolute() {
+        return fs::metadata(rel).ok();
+    }
+    // The folder's own path, as the kernel names it, is where `rel` starts.
+    let fd = dir.as_fd().as_raw_fd();
+    let base = if fd == rustix::fs::CWD.as_raw_fd() {
+        PathBuf::from(".")
+    } else {
+        fs::read_link(format!("/proc/self/fd/{fd}")).ok()?
+    };
+    fs::metadata(base.join(rel)).ok()
 }
 
 /// One path discovery depended on, as it was when it was read.
@@ -131,54 +160,73 @@ pub(crate) fn changed_indices<T: Sync>(
     threads: usize,
     is_changed: impl Fn(&T) -> bool + Sync,
 ) -> Vec<usize> {
+    const CHUNK: usize = 256;
     if threads <= 1 || items.len() < 2048 {
         return (0..items.len())
             .filter(|&i| is_changed(&items[i]))
             .collect();
     }
-    changed_indices_beside(items, threads, is_changed, || ()).0
+    let chunk = |c: usize| {
+        let end = ((c + 1) * CHUNK).min(items.len());
+        Some(
+            (c * CHUNK..end)
+                .filter(|&i| is_changed(&items[i]))
+                .collect(),
+        )
+    };
+    let (changed, ()) = collect_beside(items.len().div_ceil(CHUNK), threads, chunk, || ());
+    changed.unwrap_or_default()
 }
 
-/// `changed_indices`, with `first` run on this thread meanwhile: helper
-/// threads start checking at once, this thread runs `first` and then helps
-/// check whatever is left, so both kinds of work share the cores evenly.
-pub(crate) fn changed_indices_beside<T: Sync, R>(
-    items: &[T],
+/// Runs `each` on every index below `count`, on up to `threads` threads,
+/// and gathers what they found (ascending, each once). Helper threads start
+/// at once; this thread runs `first` and then helps with whatever is left,
+/// so both kinds of work share the cores evenly. `None` when any `each` is.
+pub(crate) fn collect_beside<R>(
+    count: usize,
     threads: usize,
-    is_changed: impl Fn(&T) -> bool + Sync,
+    each: impl Fn(usize) -> Option<Vec<usize>> + Sync,
     first: impl FnOnce() -> R,
-) -> (Vec<usize>, R) {
-    const CHUNK: usize = 256;
+) -> (Option<Vec<usize>>, R) {
     let next = AtomicUsize::new(0);
     let work = || {
-        let mut changed = Vec::new();
+        let mut found = Vec::new();
         loop {
-            let start = next.fetch_add(CHUNK, Ordering::Relaxed);
-            if start >= items.len() {
-                break changed;
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break Some(found);
             }
-            let end = (start + CHUNK).min(items.len());
-            changed.extend((start..end).filter(|&i| is_changed(&items[i])));
+            found.extend(each(i)?);
         }
     };
     std::thread::scope(|scope| {
         // A helper the system will not start (a process limit) is no error:
-        // this thread then checks everything itself.
+        // this thread then does everything itself.
         let helpers: Vec<_> = (1..threads.max(2))
             .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
             .collect();
         let result = first();
-        let mut changed = work();
+        let mut found = work();
         for helper in helpers {
-            match helper.join() {
-                Ok(part) => changed.extend(part),
-                // A helper that died may have left items unchecked: check all again.
-                Err(_) => changed.extend((0..items.len()).filter(|&i| is_changed(&items[i]))),
-            }
+            let part = match helper.join() {
+                Ok(part) => part,
+                // A helper that died may have left work undone: do it all again.
+                Err(_) => (0..count)
+                    .map(&each)
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| v.concat()),
+            };
+            found = found.zip(part).map(|(mut all, part)| {
+                all.extend(part);
+                all
+            });
         }
-        changed.sort_unstable();
-        changed.dedup();
-        (changed, result)
+        let found = found.map(|mut all| {
+            all.sort_unstable();
+            all.dedup();
+            all
+        });
+        (found, result)
     })
 }
 
@@ -267,9 +315,22 @@ mod tests {
     fn checking_beside_other_work_finds_every_change_once() {
         let items: Vec<u32> = (0..5000).collect();
         for threads in [1, 2, 4] {
-            let (changed, other) =
-                changed_indices_beside(&items, threads, |n| n % 7 == 3, || "decoded");
+            // Each index reports itself and, from even ones, its neighbour:
+            // the result is sorted and holds every index once.
+            let each = |i: usize| {
+                Some(if i.is_multiple_of(2) {
+                    vec![i + 1, i]
+                } else {
+                    vec![i]
+                })
+            };
+            let (found, other) = collect_beside(items.len(), threads, each, || "decoded");
             assert_eq!(other, "decoded");
+            let expected: Vec<usize> = (0..5000).collect();
+            assert_eq!(found, Some(expected), "{threads} threads");
+            let failing = |i: usize| (i != 4321).then(Vec::new);
+            assert_eq!(collect_beside(5000, threads, failing, || ()).0, None);
+            let changed = changed_indices(&items, threads, |n| n % 7 == 3);
             let expected: Vec<usize> = (0..5000).filter(|i| i % 7 == 3).collect();
             assert_eq!(changed, expected, "{threads} threads");
         }

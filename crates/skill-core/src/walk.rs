@@ -67,10 +67,15 @@ pub(crate) fn walk_roots(options: &DiscoveryOptions) -> WalkOutput {
 
 /// Threads for file-system work: the cores there are, at most eight.
 pub(crate) fn worker_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8)
+    // Asking reads cgroup files each time (a third of a millisecond here),
+    // and a warm start asks several times.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8)
+    })
 }
 
 /// `walk_roots` on up to `threads` threads; the result does not depend on it.

@@ -1,11 +1,12 @@
-//! The text scanner: one `RegexSet` pass per file, then the hit patterns alone locate their lines.
+//! The text scanner: literal gates pick the patterns a file could match, and those alone locate their lines.
 //! Context (prose warnings, quoted examples, comments) can lower a finding by one step, never more.
 
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::catalog::{CONTEXT_SCOPE, CompiledScope, SKILL_SCOPE, catalog};
+use crate::catalog::{CONTEXT_SCOPE, CompiledScope, LITERAL_GATES, SKILL_SCOPE, catalog, member};
 use crate::finding::{Finding, ThreatCategory};
 use crate::unicode::invisible_findings;
 
@@ -40,37 +41,128 @@ fn guard_unavailable(file: &str) -> Finding {
 /// Scans one text. `file` is the name reported in findings; its extension
 /// decides how comments and prose are recognised.
 pub fn scan_text(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
-    // A leading byte-order mark is an encoding artefact, not hidden text.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let compiled: &CompiledScope = match scope {
+    scan_with(text, file, scope, Selection::Auto)
+}
+
+/// How the patterns worth running on a text are chosen. Every way gives the
+/// same findings; they differ only in cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Selection {
+    /// The literal gates while the process has scanned little; the full set
+    /// once enough text went through the gates to pay for compiling it.
+    Auto,
+    /// Always the literal gates (the full set only if they are unavailable).
+    #[cfg(test)]
+    Gated,
+    /// Always the scope's full set, as the scanner worked before it had
+    /// gates: the reference the gated scan is tested against.
+    #[cfg(test)]
+    FullSet,
+}
+
+/// Text a process scans through the literal gates before it compiles the
+/// scope's full set on another thread. Gated scanning runs every candidate
+/// pattern on its own (about 20 MB/s on ordinary skills, against 70–100 with
+/// the set), so past roughly the compile cost of the set (~25 ms) the set
+/// wins; a short-lived process never gets here.
+const GATED_BYTES_BEFORE_FULL_SET: usize = 128 << 10;
+
+static GATED_BYTES: AtomicUsize = AtomicUsize::new(0);
+static FULL_SET_REQUESTED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+
+/// The scan with the literal gates only, for tests that compare the ways.
+#[cfg(test)]
+pub(crate) fn scan_text_gated(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
+    scan_with(text, file, scope, Selection::Gated)
+}
+
+/// The scan with the scope's full set only, for tests that compare the ways.
+#[cfg(test)]
+pub(crate) fn scan_text_ungated(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
+    scan_with(text, file, scope, Selection::FullSet)
+}
+
+fn full_set(scope: ScanScope) -> &'static LazyLock<CompiledScope> {
+    match scope {
         ScanScope::Skill => &SKILL_SCOPE,
         ScanScope::Context => &CONTEXT_SCOPE,
+    }
+}
+
+/// The patterns chosen to run on one text.
+struct Chosen {
+    /// Catalog indices, ascending.
+    indices: Vec<usize>,
+    /// The full set chose them: this process scans much, so the member
+    /// regexes are worth their prefilters.
+    by_full_set: bool,
+    /// The catalog failed to compile.
+    broken: bool,
+}
+
+fn select(bytes: &[u8], scope: ScanScope, how: Selection) -> Chosen {
+    let wanted = |i: usize| scope == ScanScope::Skill || catalog()[i].in_context;
+    let set = full_set(scope);
+    let gated = match how {
+        Selection::Auto => {
+            let ready = LazyLock::get(set).is_some_and(|s| !s.broken);
+            if !ready
+                && GATED_BYTES.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len()
+                    > GATED_BYTES_BEFORE_FULL_SET
+                && !FULL_SET_REQUESTED[scope as usize].swap(true, Ordering::Relaxed)
+            {
+                // Without a thread to spare, scans simply stay gated.
+                let _ = std::thread::Builder::new().spawn(move || LazyLock::force(set));
+            }
+            !ready
+        }
+        #[cfg(test)]
+        Selection::Gated => true,
+        #[cfg(test)]
+        Selection::FullSet => false,
     };
+    if let (true, Some(gates)) = (gated, LazyLock::force(&LITERAL_GATES)) {
+        return Chosen {
+            indices: gates.candidates(bytes, wanted),
+            by_full_set: false,
+            broken: false,
+        };
+    }
+    let compiled: &CompiledScope = set;
+    let hits = compiled.set.matches(bytes);
+    Chosen {
+        indices: hits
+            .iter()
+            .filter_map(|set_index| compiled.members.get(set_index).copied())
+            .collect(),
+        by_full_set: true,
+        broken: compiled.broken,
+    }
+}
+
+fn scan_with(text: &str, file: &str, scope: ScanScope, how: Selection) -> Vec<Finding> {
+    // A leading byte-order mark is an encoding artefact, not hidden text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let original = text.as_bytes();
     // Shell commands continued with a trailing backslash are one command; the
-    // joined copy has the same length, so offsets map back unchanged.
+    // joined copy has the same length, so offsets map back unchanged. Gates
+    // and regexes all read the joined copy.
     let joined = join_continuations(original);
     let bytes: &[u8] = joined.as_deref().unwrap_or(original);
     let mut findings = Vec::new();
-    if compiled.broken {
+    let chosen = select(bytes, scope, how);
+    if chosen.broken {
         findings.push(guard_unavailable(file));
     }
-    let hits = compiled.set.matches(bytes);
-    if hits.matched_any() {
+    if !chosen.indices.is_empty() {
         let lines = LineIndex::new(bytes);
         let physical = joined.as_ref().map(|_| LineIndex::new(original));
         let physical = physical.as_ref().unwrap_or(&lines);
         let kind = FileKind::of(file);
-        let fences = match kind {
-            FileKind::Prose => fenced_lines(physical, original),
-            _ => Vec::new(),
-        };
-        for set_index in hits.iter() {
-            let Some(member) = compiled.members.get(set_index) else {
-                continue;
-            };
-            let pattern = &catalog()[member.index];
-            let Some(member) = member.regexes() else {
+        let mut fences: Option<Vec<bool>> = None;
+        for index in chosen.indices {
+            let pattern = &catalog()[index];
+            let Some(member) = member(index).and_then(|m| m.regexes(chosen.by_full_set)) else {
                 findings.push(guard_unavailable(file));
                 continue;
             };
@@ -87,7 +179,7 @@ pub fn scan_text(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
                     end
                 };
                 let line = &bytes[start..text_end];
-                // The set ran over the whole text, where `\s` may cross a
+                // The regex ran over the whole text, where `\s` may cross a
                 // newline; a finding must stand on one line.
                 let excused = member.unless.as_ref().is_some_and(|u| u.is_match(line));
                 if let Some(lm) = re.find(line).filter(|_| !excused) {
@@ -98,6 +190,11 @@ pub fn scan_text(text: &str, file: &str, scope: ScanScope) -> Vec<Finding> {
                         severity = pattern.relief_severity;
                         description.push_str(" (a well-known vendor form)");
                     }
+                    // Fences matter only to prose, and only once something is found.
+                    let fences = fences.get_or_insert_with(|| match kind {
+                        FileKind::Prose => fenced_lines(physical, original),
+                        _ => Vec::new(),
+                    });
                     let in_fence = fences.get(line_no).copied().unwrap_or(false);
                     if let Some(why) = lowering_reason(
                         kind,
@@ -372,9 +469,32 @@ impl LineIndex {
 }
 
 #[cfg(test)]
+mod gated_equivalence;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::finding::Severity;
+
+    #[test]
+    fn a_process_that_scans_much_switches_to_the_full_set() {
+        let text = "Keep changes small and run `cargo test` before you push.\n".repeat(4096);
+        assert!(text.len() > GATED_BYTES_BEFORE_FULL_SET);
+        let gated = scan_text_gated(&text, "SKILL.md", ScanScope::Context);
+        assert_eq!(scan_text(&text, "SKILL.md", ScanScope::Context), gated);
+        // Other tests in this process may have compiled the set already.
+        assert!(
+            FULL_SET_REQUESTED[ScanScope::Context as usize].load(Ordering::Relaxed)
+                || LazyLock::get(&CONTEXT_SCOPE).is_some()
+        );
+        // The set compiles on another thread; later scans use it.
+        let start = std::time::Instant::now();
+        while LazyLock::get(&CONTEXT_SCOPE).is_none() {
+            assert!(start.elapsed().as_secs() < 60, "the full set never arrived");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(scan_text(&text, "SKILL.md", ScanScope::Context), gated);
+    }
 
     fn ids(findings: &[Finding]) -> Vec<&str> {
         findings.iter().map(|f| f.pattern_id.as_str()).collect()

@@ -216,10 +216,13 @@ impl ManageContext {
         self.home.skills_dir()
     }
 
-    /// The current skills, from the disk snapshot when it is still valid (a
-    /// write moves its file's stamp, so a stale snapshot is never used).
-    fn skill_set(&self) -> crate::SkillSet {
-        crate::snapshot::load_or_discover(&self.options, &self.home.cache_dir())
+    /// Skills that answer `query` as the whole current set would (see
+    /// `SkillSet::resolve`): from the snapshot's keys when it can answer,
+    /// else from the whole set (the snapshot when valid, else discovery).
+    fn skills_answering(&self, query: &str) -> crate::SkillSet {
+        let cache = self.home.cache_dir();
+        crate::snapshot::skills_answering(&self.options, &cache, query)
+            .unwrap_or_else(|| crate::snapshot::load_or_discover(&self.options, &cache))
     }
 }
 
@@ -362,7 +365,7 @@ fn identity_of(skill: &Skill) -> SkillIdentity {
 /// Resolves an existing skill with the one lookup rule every surface uses.
 fn find_skill(ctx: &ManageContext, name: &str) -> Step<Skill> {
     paths::check_skill_query(name).map_err(Refusal::new)?;
-    let set = ctx.skill_set();
+    let set = ctx.skills_answering(name);
     match set.resolve(name) {
         Resolution::Found(skill) | Resolution::Gated(skill, _) => Ok(skill.clone()),
         Resolution::Ambiguous(candidates) => {
@@ -602,7 +605,7 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
             valid.name
         )));
     }
-    let set = ctx.skill_set();
+    let set = ctx.skills_answering(name);
     let existing = match set.resolve(name) {
         Resolution::Found(s) | Resolution::Gated(s, _) => vec![s.qualified_id()],
         Resolution::Ambiguous(list) => list.iter().map(|s| s.qualified_id()).collect(),
@@ -1029,7 +1032,7 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
 }
 
 fn check_absorbed_into(ctx: &ManageContext, skill: &Skill, target: &str) -> Step<()> {
-    let set = ctx.skill_set();
+    let set = ctx.skills_answering(target);
     match set.resolve(target) {
         Resolution::Found(umbrella) if umbrella.skill_dir == skill.skill_dir => {
             Err(Refusal::new(format!(

@@ -395,6 +395,27 @@ fn delete_refuses_a_symlinked_skill_folder() {
 }
 
 #[test]
+fn a_hand_made_twin_is_seen_even_when_the_snapshot_answers_lookups() {
+    let f = fixture();
+    ok(&f.create("alpha", Some("one"), Actor::User));
+    ok(&f.create("beta", Some("two"), Actor::User));
+    // A full load writes the snapshot; patches then answer from its keys.
+    let cache = f.home.cache_dir();
+    crate::snapshot::load_or_discover(&f.ctx.options, &cache);
+    ok(&f.patch("alpha", "first step", "first move"));
+    assert!(crate::snapshot::skills_answering(&f.ctx.options, &cache, "alpha").is_some());
+    // Someone renames beta to alpha by hand: the collision rule still holds.
+    let beta = f.skills().join("two/beta/SKILL.md");
+    let text = fs::read_to_string(&beta)
+        .unwrap()
+        .replace("name: beta", "name: alpha");
+    fs::write(&beta, text).unwrap();
+    let v = f.patch("alpha", "first move", "first stride");
+    refused(&v, "'alpha' is ambiguous");
+    assert_eq!(v["matches"], json!(["user:one/alpha", "user:two/beta"]));
+}
+
+#[test]
 fn an_ambiguous_name_is_refused_with_qualified_ids() {
     let mut f = fixture();
     let external = f._tmp.path().join("ext");

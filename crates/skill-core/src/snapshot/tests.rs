@@ -1,6 +1,7 @@
 //! Tests of the disk snapshot: validity, racy stamps, one-by-one refresh.
 use std::time::Duration;
 
+use super::stamps::*;
 use super::*;
 use crate::roots::SkillRoot;
 use crate::skill::Scope;
@@ -46,18 +47,10 @@ fn second_load_comes_from_the_snapshot_and_equals_discovery() {
     assert_eq!(outcome, SnapshotOutcome::Written);
     let (second, outcome) = load_with_outcome(&opts, &cache);
     assert_eq!(outcome, SnapshotOutcome::Loaded);
-    // Everything but the three frontmatter fields the snapshot leaves out
-    // (they are on the skill itself, or only used while parsing).
-    let without_folded = |mut set: SkillSet| {
-        for skill in &mut set.skills {
-            skill.frontmatter.name = None;
-            skill.frontmatter.description = None;
-            skill.frontmatter.metadata = None;
-        }
-        set
-    };
-    assert_eq!(without_folded(first), second);
-    assert_eq!(second, without_folded(discover(&opts).0));
+    // Discovery keeps the frontmatter as the snapshot does (name and
+    // description on the skill itself), so the two sets are equal outright.
+    assert_eq!(first, second);
+    assert_eq!(second, discover(&opts).0);
     assert!(
         second
             .skills
@@ -136,7 +129,7 @@ fn a_fresh_tree_is_written_and_a_same_tick_edit_is_still_seen() {
     let (set, outcome) = load_with_outcome(&opts, &cache);
     assert_eq!(outcome, SnapshotOutcome::Refreshed);
     assert_eq!(set.skills[0].description, "other");
-    assert_eq!(folded(discover(&opts).0), set);
+    assert_eq!(discover(&opts).0, set);
 }
 
 fn found<'a>(set: &'a SkillSet, name: &str) -> &'a Skill {
@@ -151,16 +144,6 @@ fn user_root(path: &Path) -> DiscoveryOptions {
         path: path.to_path_buf(),
         scope: Scope::User,
     }])
-}
-
-/// A discovery result as the snapshot keeps it (see `write`).
-fn folded(mut set: SkillSet) -> SkillSet {
-    for skill in &mut set.skills {
-        skill.frontmatter.name = None;
-        skill.frontmatter.description = None;
-        skill.frontmatter.metadata = None;
-    }
-    set
 }
 
 fn old_tree(skills: &[(&str, &str)]) -> (tempfile::TempDir, DiscoveryOptions, PathBuf) {
@@ -200,7 +183,7 @@ fn an_in_place_edit_is_applied_alone_and_matches_a_full_discovery() {
     .unwrap();
     let (set, outcome) = load_with_outcome(&opts, &cache);
     assert_eq!(outcome, SnapshotOutcome::Refreshed);
-    assert_eq!(set, folded(discover(&opts).0));
+    assert_eq!(set, discover(&opts).0);
     assert_eq!(set.skills[0].description, "Ship it now, with a longer line");
     // One change is applied again on each load rather than rewritten.
     assert_eq!(
@@ -235,7 +218,7 @@ fn many_in_place_edits_are_written_back() {
     let (set, outcome) = load_with_outcome(&opts, &cache);
     assert_eq!(outcome, SnapshotOutcome::Refreshed);
     assert!(set.skills.iter().all(|s| s.description == "New"));
-    assert_eq!(set, folded(discover(&opts).0));
+    assert_eq!(set, discover(&opts).0);
     assert_eq!(
         load_with_outcome(&opts, &cache),
         (set, SnapshotOutcome::Loaded)
@@ -252,7 +235,7 @@ fn a_temp_file_that_came_and_went_only_moves_the_folder_stamp() {
     fs::write(skill_dir.join("notes.txt"), "x").unwrap();
     let (set, outcome) = load_with_outcome(&opts, &cache);
     assert_eq!(outcome, SnapshotOutcome::Refreshed);
-    assert_eq!(set, folded(discover(&opts).0));
+    assert_eq!(set, discover(&opts).0);
 }
 
 #[test]
@@ -360,7 +343,7 @@ fallback_for_tools: [browser]\ncreated_by: agent\nmetadata:\n  knack:\n    tags:
     let (_dir, opts, cache) = old_tree(&[("tools/full", text)]);
     let (loaded, outcome) = load_with_outcome(&opts, &cache);
     assert_eq!(outcome, SnapshotOutcome::Loaded);
-    let discovered = folded(discover(&opts).0);
+    let discovered = discover(&opts).0;
     assert_eq!(loaded, discovered);
     let fm = &loaded.skills[0].frontmatter;
     assert_eq!(fm.version.as_deref(), Some("1.10"));
@@ -369,24 +352,6 @@ fallback_for_tools: [browser]\ncreated_by: agent\nmetadata:\n  knack:\n    tags:
     assert!(fm.required_environment_variables[0].optional);
     assert_eq!(fm.conditions.fallback_for_tools, ["browser"]);
     assert_eq!(fm.created_by.as_deref(), Some("agent"));
-}
-
-#[test]
-fn folded_frontmatter_decodes_as_frontmatter() {
-    let fm = Frontmatter {
-        version: Some("1".into()),
-        tags: vec!["a".into()],
-        required_environment_variables: vec![crate::frontmatter::EnvRequirement {
-            name: "T".into(),
-            prompt: None,
-            help: Some("h".into()),
-            optional: true,
-        }],
-        ..Frontmatter::default()
-    };
-    let bytes = postcard::to_stdvec(&FoldedFrontmatter(&fm)).unwrap();
-    let back: Frontmatter = postcard::from_bytes(&bytes).unwrap();
-    assert_eq!(back, super::folded(&fm));
 }
 
 #[test]
@@ -488,7 +453,7 @@ fn short_commands_write_the_snapshot_beside_their_work() {
     assert_eq!(names, ["deploy", "rollback"]);
     let (loaded, outcome) = load_with_outcome(&opts, &cache);
     assert_eq!(outcome, SnapshotOutcome::Loaded);
-    assert_eq!(loaded, folded(discover(&opts).0));
+    assert_eq!(loaded, discover(&opts).0);
 
     // One in-place edit: a short command writes the refreshed set back at
     // once (a `skill_manage` load would keep applying it instead).
@@ -523,4 +488,219 @@ fn a_damaged_snapshot_has_no_id_and_is_never_valid() {
         &cache,
         written_id(&opts, &cache).unwrap()
     ));
+}
+
+/// The lookup's answer and the whole set's, side by side, for `query`.
+fn answers(opts: &DiscoveryOptions, cache: &Path, query: &str) -> (Option<SkillSet>, SkillSet) {
+    let part = skills_answering(opts, cache, query);
+    (part, discover(opts).0)
+}
+
+#[test]
+fn a_lookup_answers_every_kind_of_query_as_the_whole_set_does() {
+    let (_dir, opts, cache) = old_tree(&[
+        (
+            "ops/deploy",
+            "---\nname: deploy\ndescription: Ops way\n---\n",
+        ),
+        (
+            "web/deploy",
+            "---\nname: deploy\ndescription: Web way\n---\n",
+        ),
+        (
+            "ops/rollback",
+            "---\nname: rollback\ndescription: Undo it\n---\n",
+        ),
+        (
+            "ops/ancient",
+            "---\nname: ancient\ndescription: Old box\nplatforms: [plan9]\n---\n",
+        ),
+        (
+            "solo",
+            "---\nname: renamed-solo\ndescription: At the root\n---\n",
+        ),
+    ]);
+    let queries = [
+        "deploy",
+        "ops/deploy",
+        "user:web/deploy",
+        "rollback",
+        " rollback ",
+        "ancient",
+        "solo",
+        "renamed-solo",
+        "missing",
+        "ops",
+        "project:ops/deploy",
+    ];
+    for query in queries {
+        let (part, whole) = answers(&opts, &cache, query);
+        let part = part.unwrap_or_else(|| panic!("{query:?}: the snapshot did not answer"));
+        assert_eq!(part.resolve(query), whole.resolve(query), "{query:?}");
+    }
+    // Only the matching skills are read.
+    let (part, _) = answers(&opts, &cache, "deploy");
+    assert_eq!(part.unwrap().skills.len(), 2);
+    let (part, _) = answers(&opts, &cache, "missing");
+    assert!(part.unwrap().skills.is_empty());
+}
+
+#[test]
+fn a_lookup_applies_edits_that_keep_names_and_yields_on_the_rest() {
+    let (dir, opts, cache) = old_tree(&TWO);
+    let root = dir.path().join("skills");
+    // An in-place edit with the same name: answered, with the new text.
+    fs::write(
+        root.join("ops/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Ship it today\n---\nbody\n",
+    )
+    .unwrap();
+    // A temp file that came and went: the folder's shape held.
+    fs::write(root.join("ops/rollback/.tmp"), "x").unwrap();
+    fs::remove_file(root.join("ops/rollback/.tmp")).unwrap();
+    let (part, whole) = answers(&opts, &cache, "deploy");
+    let part = part.expect("the snapshot answers after edits it can apply");
+    assert_eq!(part.resolve("deploy"), whole.resolve("deploy"));
+    assert_eq!(found(&part, "deploy").description, "Ship it today");
+
+    // A hand edit that makes a second `deploy`: only a full load may answer.
+    fs::write(
+        root.join("ops/rollback/SKILL.md"),
+        "---\nname: deploy\ndescription: Now a twin\n---\n",
+    )
+    .unwrap();
+    assert!(skills_answering(&opts, &cache, "deploy").is_none());
+    assert!(matches!(
+        load_or_discover(&opts, &cache).resolve("deploy"),
+        crate::skill_set::Resolution::Ambiguous(list) if list.len() == 2
+    ));
+}
+
+#[test]
+fn a_lookup_yields_on_new_folders_category_texts_and_foreign_snapshots() {
+    type Change = fn(&Path);
+    let changes: [(&str, Change); 3] = [
+        ("new skill folder", |root| {
+            fs::create_dir_all(root.join("web/deploy")).unwrap();
+            fs::write(
+                root.join("web/deploy/SKILL.md"),
+                "---\nname: deploy\ndescription: A twin\n---\n",
+            )
+            .unwrap();
+        }),
+        ("removed skill", |root| {
+            fs::remove_dir_all(root.join("ops/rollback")).unwrap();
+        }),
+        ("gated by platform", |root| {
+            fs::write(
+                root.join("ops/deploy/SKILL.md"),
+                "---\nname: deploy\ndescription: Ship it\nplatforms: [plan9]\n---\n",
+            )
+            .unwrap();
+        }),
+    ];
+    for (what, change) in changes {
+        let (dir, opts, cache) = old_tree(&TWO);
+        change(&dir.path().join("skills"));
+        assert!(
+            skills_answering(&opts, &cache, "deploy").is_none(),
+            "{what}"
+        );
+    }
+    let (dir, opts, cache) = old_tree(&TWO);
+    fs::write(
+        dir.path().join("skills/ops/DESCRIPTION.md"),
+        "---\ndescription: Operations\n---\n",
+    )
+    .unwrap();
+    assert!(skills_answering(&opts, &cache, "deploy").is_none());
+    // No snapshot, or one written for other roots: nothing to answer from.
+    let other = user_root(&dir.path().join("elsewhere"));
+    assert!(skills_answering(&other, &cache, "deploy").is_none());
+    fs::remove_file(cache.join(SNAPSHOT_FILE)).unwrap();
+    assert!(skills_answering(&opts, &cache, "deploy").is_none());
+}
+
+#[test]
+fn record_offsets_point_at_each_skill_in_both_halves() {
+    let skills: Vec<(String, String)> = (0..7)
+        .map(|i| {
+            (
+                format!("c{}/s{i}", i % 3),
+                format!("---\nname: s{i}\ndescription: Skill number {i}\ntags: [t{i}]\n---\n"),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = skills
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (_dir, opts, cache) = old_tree(&borrowed);
+    let whole = load_or_discover(&opts, &cache);
+    for i in 0..7 {
+        let name = format!("s{i}");
+        let part = skills_answering(&opts, &cache, &name).unwrap();
+        assert_eq!(part.skills, vec![found(&whole, &name).clone()], "{name}");
+    }
+    assert_eq!(varint_len(0), 1);
+    assert_eq!(varint_len(127), 1);
+    assert_eq!(varint_len(128), 2);
+    assert_eq!(
+        postcard::to_stdvec(&16_384usize).unwrap().len(),
+        varint_len(16_384)
+    );
+}
+
+#[test]
+fn stamps_are_split_at_the_folder_their_neighbours_share() {
+    use StampKind::{CategoryFile, Folder, SkillFile};
+    assert_eq!(split_parent("", Folder), ("", ""));
+    assert_eq!(split_parent("ops", Folder), ("", "ops"));
+    assert_eq!(split_parent("ops/deploy", Folder), ("ops", "deploy"));
+    assert_eq!(split_parent("a/b/c", Folder), ("a/b", "c"));
+    assert_eq!(
+        split_parent("deploy/SKILL.md", SkillFile),
+        ("", "deploy/SKILL.md")
+    );
+    assert_eq!(
+        split_parent("ops/deploy/SKILL.md", SkillFile),
+        ("ops", "deploy/SKILL.md")
+    );
+    assert_eq!(
+        split_parent("a/b/DESCRIPTION.md", CategoryFile),
+        ("a", "b/DESCRIPTION.md")
+    );
+}
+
+#[test]
+fn a_removed_category_is_noticed_through_its_shared_folder() {
+    // Enough skills in each category that runs of stamps share a folder.
+    let skills: Vec<(String, String)> = (0..300)
+        .map(|i| {
+            (
+                format!("c{}/s{i}", i / 100),
+                format!("---\nname: s{i}\ndescription: Skill {i}\n---\n"),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = skills
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (dir, opts, cache) = old_tree(&borrowed);
+    assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
+    // An edit deep in a run, then a whole category gone.
+    fs::write(
+        dir.path().join("skills/c1/s150/SKILL.md"),
+        "---\nname: s150\ndescription: Edited\n---\n",
+    )
+    .unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Refreshed);
+    assert_eq!(found(&set, "s150").description, "Edited");
+    fs::remove_dir_all(dir.path().join("skills/c2")).unwrap();
+    let (set, outcome) = load_with_outcome(&opts, &cache);
+    assert_eq!(outcome, SnapshotOutcome::Written);
+    assert_eq!(set.skills.len(), 200);
+    assert_eq!(set, discover(&opts).0);
 }
