@@ -26,13 +26,13 @@ use crate::frontmatter::Frontmatter;
 use crate::roots::{DiscoveryOptions, SkillRoot};
 use crate::skill::Skill;
 use crate::skill_set::{DoctorEntry, Gate, RootReport, SkillSet};
-use crate::stamp::{FileState, Fingerprint, Stamp, StampKind, is_recent};
+use crate::stamp::{FileState, Fingerprint, Stamp, StampKind};
 use crate::walk::current_shape;
 
 mod lookup;
 mod stamps;
 pub use lookup::skills_answering;
-use stamps::{StampTable, StoredStamp, encode_stamps};
+use stamps::{StampTable, StoredStamp};
 
 /// File name of the snapshot inside the cache directory.
 pub const SNAPSHOT_FILE: &str = "skills-snapshot.bin";
@@ -76,10 +76,13 @@ struct Header {
     /// Length in bytes of the lookup section after the stamps (`StoredKey`s),
     /// so one skill can be found without decoding the others (`skills_answering`).
     lookup_len: u64,
+    /// Length in bytes of the body's first half (its skills are encoded on
+    /// one thread, the second half's on another).
+    first_half_len: u64,
 }
 
 /// What the lookup rule needs of one skill, and where its `StoredSkill`
-/// lies in the body (byte offsets from the body's start).
+/// lies: byte offsets from the start of its half of the body.
 #[derive(Serialize, Deserialize)]
 struct StoredKey<'a> {
     #[serde(borrow)]
@@ -88,6 +91,7 @@ struct StoredKey<'a> {
     id: Cow<'a, str>,
     root: u32,
     gate: Option<Gate>,
+    second_half: bool,
     start: u32,
     end: u32,
 }
@@ -641,41 +645,10 @@ fn write(
     fingerprint: &Fingerprint,
 ) -> std::io::Result<()> {
     let now = SystemTime::now();
-    // A file changed within the racy window and read without a digest cannot
-    // be proven unchanged later; the next process writes the snapshot instead.
-    let unprovable = fingerprint.stamps.iter().any(|s| {
-        s.kind != StampKind::Folder
-            && s.digest.is_none()
-            && s.state.as_ref().is_some_and(|st| is_recent(st, now))
-    });
-    if unprovable {
-        return Err(std::io::Error::other(
-            "files changed within the last seconds",
-        ));
-    }
     let since_epoch = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_err(std::io::Error::other)?;
-    // Paths that are not UTF-8 cannot be stored; such trees are not snapshotted.
-    let stored: Vec<StoredStamp<'_>> = fingerprint
-        .stamps
-        .iter()
-        .map(|stamp| StoredStamp::of(stamp, options_roots))
-        .collect::<Option<_>>()
-        .ok_or_else(|| std::io::Error::other("a stamped path is not UTF-8"))?;
-    let stored_skills: Vec<StoredSkillRef<'_>> = set
-        .skills
-        .iter()
-        .map(|s| StoredSkillRef {
-            name: &s.name,
-            description: &s.description,
-            id: &s.id,
-            root_index: s.root_index,
-            frontmatter: &s.frontmatter,
-            warnings: &s.warnings,
-        })
-        .collect();
-    let (first_half, second_half) = stored_skills.split_at(stored_skills.len() / 2);
+    let half = set.skills.len() / 2;
     let tail = BodyTail {
         gates: &set.gates,
         category_descriptions: &set.category_descriptions,
@@ -692,14 +665,11 @@ fn write(
         notices: &set.notices,
         ambiguous_names: &set.ambiguous_names,
     };
-    // Paths that are not UTF-8 cannot be encoded; such trees are just not snapshotted.
-    // One buffer per section: postcard's slice-appending flavor is several
-    // times faster than extending one vector byte by byte.
-    // The body (most of the bytes) is encoded on a second thread meanwhile.
-    let per_half = set.skills.len() / 2 * 512 + 512;
-    let encode_first = || encode_with_offsets(first_half, per_half);
+    // The stamps and each half of the body (with its lookup keys) are
+    // encoded on three threads; everything is borrowed from the set.
+    let encode_first = || encode_half(set, 0..half, false);
     let encode_rest = || {
-        let second = encode_with_offsets(second_half, per_half)?;
+        let second = encode_half(set, half..set.skills.len(), true)?;
         let tail = encode(&tail, 4096)?;
         Ok::<_, postcard::Error>((second, tail))
     };
@@ -707,7 +677,7 @@ fn write(
         // Parts whose thread the system will not start are encoded here.
         let first = std::thread::Builder::new().spawn_scoped(scope, encode_first);
         let rest = std::thread::Builder::new().spawn_scoped(scope, encode_rest);
-        let stamps = encode_stamps(&stored);
+        let stamps = stamps::encode_stamps_of(&fingerprint.stamps, options_roots, now);
         let first = match first {
             Ok(handle) => handle.join().ok(),
             Err(_) => Some(encode_first()),
@@ -718,33 +688,39 @@ fn write(
         };
         (stamps, first, rest)
     });
-    let failed = || std::io::Error::other("encoding the snapshot failed");
-    let ((second, second_ends), tail) = rest.ok_or_else(failed)?.map_err(std::io::Error::other)?;
-    let (first, first_ends) = first.ok_or_else(failed)?.map_err(std::io::Error::other)?;
     let stamps = stamps.map_err(std::io::Error::other)?;
-    let lookup = encode_lookup(set, &first, &first_ends, &second_ends)?;
+    let failed = || std::io::Error::other("encoding the snapshot failed");
+    let (second, tail) = rest.ok_or_else(failed)?.map_err(std::io::Error::other)?;
+    let first = first.ok_or_else(failed)?.map_err(std::io::Error::other)?;
+    let mut key_count = Vec::new();
+    stamps::push_varint(&mut key_count, set.skills.len());
     let header = Header {
         version: SNAPSHOT_VERSION,
         options_key: *key,
         written_secs: i64::try_from(since_epoch.as_secs()).map_err(std::io::Error::other)?,
         written_nanos: since_epoch.subsec_nanos(),
         stamps_len: stamps.len() as u64,
-        lookup_len: lookup.len() as u64,
+        lookup_len: (key_count.len() + first.keys.len() + second.keys.len()) as u64,
+        first_half_len: first.records.len() as u64,
     };
+    let header = postcard::to_stdvec(&header).map_err(std::io::Error::other)?;
+    // The lookup section is the key count, then each half's keys.
     let sections = [
-        postcard::to_stdvec(&header),
-        Ok(stamps),
-        Ok(lookup),
-        Ok(first),
-        Ok(second),
-        Ok(tail),
+        &header,
+        &stamps,
+        &key_count,
+        &first.keys,
+        &second.keys,
+        &first.records,
+        &second.records,
+        &tail,
     ];
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     // Write then rename, so a concurrent reader sees the old file or the new one.
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     for section in sections {
-        tmp.write_all(&section.map_err(std::io::Error::other)?)?;
+        tmp.write_all(section)?;
     }
     tmp.persist(path).map_err(|e| e.error)?;
     for retired in RETIRED_FILES {
@@ -753,71 +729,51 @@ fn write(
     Ok(())
 }
 
-/// `items` encoded as postcard encodes a sequence, with the offset in the
-/// buffer where each item ends.
-fn encode_with_offsets<T: Serialize>(
-    items: &[T],
-    estimate: usize,
-) -> postcard::Result<(Vec<u8>, Vec<usize>)> {
-    // A sequence is its length (a varint, as a `usize` is) then its items.
-    let mut buf = encode(&items.len(), estimate)?;
-    let mut ends = Vec::with_capacity(items.len());
-    for item in items {
-        buf = postcard::serialize_with_flavor(item, Presized(buf))?;
-        ends.push(buf.len());
-    }
-    Ok((buf, ends))
+/// One half of the body as written, with its skills' lookup keys.
+struct EncodedHalf {
+    /// The half's skills as postcard encodes a sequence of `StoredSkill`.
+    records: Vec<u8>,
+    /// Each skill's `StoredKey`, one after the other (no length prefix).
+    keys: Vec<u8>,
 }
 
-/// The lookup section: each skill's keys and the bytes of its record in a
-/// body made of `first` (whose records end at `first_ends`) and a second
-/// half (ends at `second_ends`, counted from that half's own start).
-fn encode_lookup(
+/// The skills `range` of `set` encoded as one half of the body, each with
+/// its key (offsets counted from the start of this half).
+fn encode_half(
     set: &SkillSet,
-    first: &[u8],
-    first_ends: &[usize],
-    second_ends: &[usize],
-) -> std::io::Result<Vec<u8>> {
-    let too_big = || std::io::Error::other("the skills snapshot would exceed 4 GiB");
-    let mut spans = Vec::with_capacity(set.skills.len());
-    for (base, ends) in [(0, first_ends), (first.len(), second_ends)] {
-        // The first record starts after the half's length prefix.
-        let mut start = base + varint_len(ends.len());
-        for end in ends {
-            let end = base + end;
-            spans.push((
-                u32::try_from(start).map_err(|_| too_big())?,
-                u32::try_from(end).map_err(|_| too_big())?,
-            ));
-            start = end;
-        }
+    range: std::ops::Range<usize>,
+    second_half: bool,
+) -> postcard::Result<EncodedHalf> {
+    let skills = &set.skills[range.clone()];
+    let gates = &set.gates[range];
+    // A sequence is its length (a varint, as a `usize` is) then its items.
+    let mut records = encode(&skills.len(), skills.len() * 512 + 16)?;
+    let mut keys = Vec::with_capacity(skills.len() * 64);
+    for (skill, gate) in skills.iter().zip(gates) {
+        let start = records.len();
+        let stored = StoredSkillRef {
+            name: &skill.name,
+            description: &skill.description,
+            id: &skill.id,
+            root_index: skill.root_index,
+            frontmatter: &skill.frontmatter,
+            warnings: &skill.warnings,
+        };
+        records = postcard::serialize_with_flavor(&stored, Presized(records))?;
+        let offset = |n: usize| u32::try_from(n).map_err(|_| postcard::Error::SerializeBufferFull);
+        let key = StoredKey {
+            name: Cow::Borrowed(&skill.name),
+            id: Cow::Borrowed(&skill.id),
+            root: u32::try_from(skill.root_index)
+                .map_err(|_| postcard::Error::SerializeBufferFull)?,
+            gate: *gate,
+            second_half,
+            start: offset(start)?,
+            end: offset(records.len())?,
+        };
+        keys = postcard::serialize_with_flavor(&key, Presized(keys))?;
     }
-    if spans.len() != set.skills.len() {
-        return Err(std::io::Error::other("skill records and offsets disagree"));
-    }
-    let keys: Vec<StoredKey<'_>> = set
-        .skills
-        .iter()
-        .zip(&set.gates)
-        .zip(spans)
-        .map(|((skill, gate), (start, end))| {
-            Ok(StoredKey {
-                name: Cow::Borrowed(&skill.name),
-                id: Cow::Borrowed(&skill.id),
-                root: u32::try_from(skill.root_index).map_err(|_| too_big())?,
-                gate: *gate,
-                start,
-                end,
-            })
-        })
-        .collect::<std::io::Result<_>>()?;
-    encode(&keys, keys.len() * 64).map_err(std::io::Error::other)
-}
-
-/// Bytes of postcard's varint for `n`.
-fn varint_len(n: usize) -> usize {
-    let bits = usize::BITS - n.leading_zeros();
-    (bits.max(1) as usize).div_ceil(7)
+    Ok(EncodedHalf { records, keys })
 }
 
 /// `value` encoded into a buffer of roughly the right size from the start

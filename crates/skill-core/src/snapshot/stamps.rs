@@ -15,7 +15,7 @@ use crate::walk::{current_shape, worker_threads};
 
 /// A stamp as stored: its path relative to a root (whole when it lies
 /// under none), borrowed from the file's bytes when read.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub(super) struct StoredStamp<'a> {
     pub(super) root: Option<u32>,
     #[serde(borrow)]
@@ -103,19 +103,80 @@ const RUN: usize = 512;
 
 /// The stamps section as written: the number of stamps, then runs of up to
 /// `RUN` stamps, each a length-prefixed postcard `Vec<StoredStamp>`.
-pub(super) fn encode_stamps(stored: &[StoredStamp<'_>]) -> postcard::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(stored.len() * 64 + 16);
-    push_varint(&mut out, stored.len());
-    push_varint(&mut out, stored.len().div_ceil(RUN));
-    for run in stored.chunks(RUN) {
-        let bytes = postcard::to_stdvec(run)?;
+#[cfg(test)]
+pub(super) fn encode_stamps(stored: &[StoredStamp<'_>]) -> Result<Vec<u8>, Unstorable> {
+    encode_runs(stored.len(), |r| {
+        Ok(stored[r * RUN..(r * RUN + RUN).min(stored.len())].to_vec())
+    })
+}
+
+/// Why stamps are not stored (and the snapshot is not written).
+#[derive(Debug)]
+pub(super) enum Unstorable {
+    /// A path is not UTF-8 (such trees are not snapshotted).
+    NotUtf8,
+    /// A file changed within the racy window and was read without a digest,
+    /// so it could not be proven unchanged later; the next process writes
+    /// the snapshot instead.
+    Unprovable,
+    Encoding,
+}
+
+impl std::error::Error for Unstorable {}
+
+impl std::fmt::Display for Unstorable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unstorable::NotUtf8 => "a stamped path is not UTF-8",
+            Unstorable::Unprovable => "files changed within the last seconds",
+            Unstorable::Encoding => "encoding the stamps failed",
+        })
+    }
+}
+
+/// The stamps section for `stamps`, stored relative to `roots` and
+/// converted run by run as they are encoded; `written` is when the snapshot
+/// is written (for the racy window).
+pub(super) fn encode_stamps_of(
+    stamps: &[Stamp],
+    roots: &[SkillRoot],
+    written: SystemTime,
+) -> Result<Vec<u8>, Unstorable> {
+    encode_runs(stamps.len(), |r| {
+        let run = &stamps[r * RUN..(r * RUN + RUN).min(stamps.len())];
+        run.iter()
+            .map(|stamp| {
+                let recent = stamp
+                    .state
+                    .as_ref()
+                    .is_some_and(|st| is_recent(st, written));
+                if stamp.kind != StampKind::Folder && stamp.digest.is_none() && recent {
+                    return Err(Unstorable::Unprovable);
+                }
+                StoredStamp::of(stamp, roots).ok_or(Unstorable::NotUtf8)
+            })
+            .collect()
+    })
+}
+
+/// The section for `total` stamps whose run `r` is `run(r)`.
+fn encode_runs<'a>(
+    total: usize,
+    run: impl Fn(usize) -> Result<Vec<StoredStamp<'a>>, Unstorable>,
+) -> Result<Vec<u8>, Unstorable> {
+    let mut out = Vec::with_capacity(total * 64 + 16);
+    push_varint(&mut out, total);
+    let runs = total.div_ceil(RUN);
+    push_varint(&mut out, runs);
+    for r in 0..runs {
+        let bytes = postcard::to_stdvec(&run(r)?).map_err(|_| Unstorable::Encoding)?;
         push_varint(&mut out, bytes.len());
         out.extend_from_slice(&bytes);
     }
     Ok(out)
 }
 
-fn push_varint(out: &mut Vec<u8>, mut n: usize) {
+pub(super) fn push_varint(out: &mut Vec<u8>, mut n: usize) {
     loop {
         let byte = (n & 0x7f) as u8;
         n >>= 7;
@@ -353,6 +414,9 @@ mod tests {
         for total in [0, 1, RUN - 1, RUN, RUN + 1, 2 * RUN + 77] {
             let stamps: Vec<_> = (0..total).map(stamp).collect();
             let bytes = encode_stamps(&stamps).unwrap();
+            let mut count = Vec::new();
+            push_varint(&mut count, total);
+            assert_eq!(count, postcard::to_stdvec(&total).unwrap());
             let table = StampTable::parse(&bytes).unwrap();
             assert_eq!(table.len(), total);
             let all = table.all().unwrap();
