@@ -221,8 +221,13 @@ impl ManageContext {
     /// else from the whole set (the snapshot when valid, else discovery).
     fn skills_answering(&self, query: &str) -> crate::SkillSet {
         let cache = self.home.cache_dir();
-        crate::snapshot::skills_answering(&self.options, &cache, query)
-            .unwrap_or_else(|| crate::snapshot::load_or_discover(&self.options, &cache))
+        let set = crate::snapshot::skills_answering(&self.options, &cache, query)
+            .unwrap_or_else(|| crate::snapshot::load_or_discover(&self.options, &cache));
+        // Every action scans what it writes. The guard's automaton is built
+        // on the other core while this one reads, patches and validates;
+        // started earlier, it only took that core from the stamp check.
+        skill_guard::prepare();
+        set
     }
 }
 
@@ -330,9 +335,6 @@ pub fn skill_manage(
     args: &SkillManageArgs,
     origin: &WriteOrigin<'_>,
 ) -> Value {
-    // Every action scans what it writes; compile the patterns while the
-    // skill set loads.
-    skill_guard::prepare();
     let result = match args.action {
         ManageAction::Create => create(ctx, args, origin),
         ManageAction::Edit => edit(ctx, args, origin),
