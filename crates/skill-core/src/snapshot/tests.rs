@@ -146,13 +146,15 @@ fn user_root(path: &Path) -> DiscoveryOptions {
     }])
 }
 
-fn old_tree(skills: &[(&str, &str)]) -> (tempfile::TempDir, DiscoveryOptions, PathBuf) {
+fn old_tree(
+    skills: &[(impl AsRef<str>, impl AsRef<str>)],
+) -> (tempfile::TempDir, DiscoveryOptions, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("skills");
     for (rel, text) in skills {
-        let d = root.join(rel);
+        let d = root.join(rel.as_ref());
         fs::create_dir_all(&d).unwrap();
-        fs::write(d.join("SKILL.md"), text).unwrap();
+        fs::write(d.join("SKILL.md"), text.as_ref()).unwrap();
     }
     backdate_tree(&root, Duration::from_secs(3600));
     let opts = user_root(&root);
@@ -202,11 +204,7 @@ fn many_in_place_edits_are_written_back() {
             )
         })
         .collect();
-    let borrowed: Vec<(&str, &str)> = skills
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (dir, opts, cache) = old_tree(&borrowed);
+    let (dir, opts, cache) = old_tree(&skills);
     for (rel, _) in &skills {
         let name = rel.trim_start_matches("ops/");
         fs::write(
@@ -238,10 +236,11 @@ fn a_temp_file_that_came_and_went_only_moves_the_folder_stamp() {
     assert_eq!(set, discover(&opts).0);
 }
 
-#[test]
-fn structural_changes_run_a_full_discovery() {
-    type Change = fn(&Path);
-    let changes: [(&str, Change); 5] = [
+type Change = fn(&Path);
+
+/// Changes that only a full discovery may apply, made under a root of `TWO`.
+fn structural_changes() -> [(&'static str, Change); 5] {
+    [
         ("renamed skill", |root| {
             fs::write(
                 root.join("ops/deploy/SKILL.md"),
@@ -270,8 +269,12 @@ fn structural_changes_run_a_full_discovery() {
         ("broken frontmatter", |root| {
             fs::write(root.join("ops/deploy/SKILL.md"), "---\nname: deploy\n").unwrap();
         }),
-    ];
-    for (what, change) in changes {
+    ]
+}
+
+#[test]
+fn structural_changes_run_a_full_discovery() {
+    for (what, change) in structural_changes() {
         let (dir, opts, cache) = old_tree(&TWO);
         change(&dir.path().join("skills"));
         let (set, outcome) = load_with_outcome(&opts, &cache);
@@ -578,28 +581,7 @@ fn a_lookup_applies_edits_that_keep_names_and_yields_on_the_rest() {
 
 #[test]
 fn a_lookup_yields_on_new_folders_category_texts_and_foreign_snapshots() {
-    type Change = fn(&Path);
-    let changes: [(&str, Change); 3] = [
-        ("new skill folder", |root| {
-            fs::create_dir_all(root.join("web/deploy")).unwrap();
-            fs::write(
-                root.join("web/deploy/SKILL.md"),
-                "---\nname: deploy\ndescription: A twin\n---\n",
-            )
-            .unwrap();
-        }),
-        ("removed skill", |root| {
-            fs::remove_dir_all(root.join("ops/rollback")).unwrap();
-        }),
-        ("gated by platform", |root| {
-            fs::write(
-                root.join("ops/deploy/SKILL.md"),
-                "---\nname: deploy\ndescription: Ship it\nplatforms: [plan9]\n---\n",
-            )
-            .unwrap();
-        }),
-    ];
-    for (what, change) in changes {
+    for (what, change) in structural_changes() {
         let (dir, opts, cache) = old_tree(&TWO);
         change(&dir.path().join("skills"));
         assert!(
@@ -631,11 +613,7 @@ fn record_offsets_point_at_each_skill_in_both_halves() {
             )
         })
         .collect();
-    let borrowed: Vec<(&str, &str)> = skills
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (_dir, opts, cache) = old_tree(&borrowed);
+    let (_dir, opts, cache) = old_tree(&skills);
     let whole = load_or_discover(&opts, &cache);
     for i in 0..7 {
         let name = format!("s{i}");
@@ -676,11 +654,7 @@ fn a_removed_category_is_noticed_through_its_shared_folder() {
             )
         })
         .collect();
-    let borrowed: Vec<(&str, &str)> = skills
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (dir, opts, cache) = old_tree(&borrowed);
+    let (dir, opts, cache) = old_tree(&skills);
     assert_eq!(load_with_outcome(&opts, &cache).1, SnapshotOutcome::Loaded);
     // An edit deep in a run, then a whole category gone.
     fs::write(
