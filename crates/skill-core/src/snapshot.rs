@@ -240,6 +240,13 @@ impl SnapshotId {
     }
 }
 
+/// The size in bytes of the snapshot file in `cache_dir` (whatever it was
+/// written for), or `u64::MAX` when there is none: a hint of how long a
+/// load will take.
+pub fn written_len(cache_dir: &Path) -> u64 {
+    fs::metadata(cache_dir.join(SNAPSHOT_FILE)).map_or(u64::MAX, |m| m.len())
+}
+
 /// The id of the snapshot in `cache_dir` written for `options`, read from
 /// its header alone: whether it still holds is `still_valid`'s question.
 pub fn written_id(options: &DiscoveryOptions, cache_dir: &Path) -> Option<SnapshotId> {

@@ -193,6 +193,10 @@ pub fn viewed_path(skill: &Skill, file_path: Option<&str>) -> PathBuf {
     fs::canonicalize(&path).unwrap_or(path)
 }
 
+/// A snapshot larger than this (about 2,000 skills) takes a load long
+/// enough to keep both cores busy; a missing one means a walk, just as long.
+const LONG_LOAD_SNAPSHOT_BYTES: u64 = 1 << 20;
+
 /// What `skill_manage` needs besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ManageContext {
@@ -221,12 +225,19 @@ impl ManageContext {
     /// else from the whole set (the snapshot when valid, else discovery).
     fn skills_answering(&self, query: &str) -> crate::SkillSet {
         let cache = self.home.cache_dir();
+        // Every action scans what it writes, so the guard warms up on another
+        // thread: beside a short load, where a core is idle, but after a long
+        // one (thousands of stamps to check, or a walk), which keeps both
+        // cores busy and would only lose one to it.
+        let long_load = crate::snapshot::written_len(&cache) > LONG_LOAD_SNAPSHOT_BYTES;
+        if !long_load {
+            skill_guard::prepare();
+        }
         let set = crate::snapshot::skills_answering(&self.options, &cache, query)
             .unwrap_or_else(|| crate::snapshot::load_or_discover(&self.options, &cache));
-        // Every action scans what it writes. The guard's automaton is built
-        // on the other core while this one reads, patches and validates;
-        // started earlier, it only took that core from the stamp check.
-        skill_guard::prepare();
+        if long_load {
+            skill_guard::prepare();
+        }
         set
     }
 }
