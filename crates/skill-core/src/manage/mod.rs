@@ -512,22 +512,65 @@ fn scan_or_undo(ctx: &ManageContext, skill_dir: &Path, undo: Undo) -> Step<()> {
 
 /// Writes one file of an existing skill under its lock: keep the version,
 /// write atomically, scan, record. Any failure leaves the skill as it was.
+/// One file write of an action: where, what, and the file relative to the
+/// skill folder (`None` for SKILL.md).
+struct FileChange<'a> {
+    target: &'a Path,
+    bytes: &'a [u8],
+    action: ManageAction,
+    rel: Option<&'a str>,
+}
+
 fn write_recorded(
     ctx: &ManageContext,
     origin: &WriteOrigin<'_>,
     identity: &SkillIdentity,
-    target: &Path,
-    bytes: &[u8],
-    action: ManageAction,
-    rel: Option<&str>,
+    change: FileChange<'_>,
+    scan_first: Option<&dyn Fn() -> Step<()>>,
 ) -> Step<()> {
-    let previous = match fs::read(target) {
-        Ok(b) => Some(b),
-        Err(e) if e.kind() == ErrorKind::NotFound => None,
-        Err(e) => return Err(internal(&format!("cannot read {}", target.display()), e)),
+    let FileChange {
+        target,
+        bytes,
+        action,
+        rel,
+    } = change;
+    let keep_previous = || -> Step<(Option<Vec<u8>>, history::Pending)> {
+        let previous = match fs::read(target) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(internal(&format!("cannot read {}", target.display()), e)),
+        };
+        let pending =
+            history::begin(&ctx.home, identity).map_err(|e| internal("cannot keep history", e))?;
+        Ok((previous, pending))
     };
-    let pending =
-        history::begin(&ctx.home, identity).map_err(|e| internal("cannot keep history", e))?;
+    let (previous, pending) = match scan_first {
+        None => keep_previous()?,
+        Some(scan) => {
+            // The folder as it was is copied aside on another thread while
+            // this one scans the new text; a refused text only drops the copy.
+            let (scanned, kept) = std::thread::scope(|scope| {
+                let keep = &keep_previous;
+                let helper = std::thread::Builder::new().spawn_scoped(scope, keep);
+                let scanned = scan();
+                let kept = match helper {
+                    Ok(helper) => helper.join().unwrap_or_else(|_| {
+                        Err(Refusal::new("keeping the history of this write failed"))
+                    }),
+                    // No thread to spare: one after the other.
+                    Err(_) => keep_previous(),
+                };
+                (scanned, kept)
+            });
+            if let Err(refusal) = scanned {
+                if let Ok((_, pending)) = kept {
+                    pending.discard();
+                }
+                return Err(refusal);
+            }
+            kept?
+        }
+    };
     let parent = target.parent().unwrap_or(&identity.skill_dir);
     let created = match atomic::create_dirs(parent) {
         Ok(c) => c,
@@ -739,15 +782,13 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
             warnings: valid.warnings,
         });
     }
-    write_recorded(
-        ctx,
-        origin,
-        &identity_of(&skill),
-        &skill.path,
-        content.as_bytes(),
-        ManageAction::Edit,
-        None,
-    )?;
+    let change = FileChange {
+        target: &skill.path,
+        bytes: content.as_bytes(),
+        action: ManageAction::Edit,
+        rel: None,
+    };
+    write_recorded(ctx, origin, &identity_of(&skill), change, None)?;
     Ok(Done {
         message: format!("Replaced SKILL.md of '{}'.", skill.name),
         path: skill.path,
@@ -830,16 +871,14 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
     } else {
         validate_support_size(patched.len())?;
     }
-    prescan(ctx, Some(&skill.skill_dir), &label, &patched)?;
-    write_recorded(
-        ctx,
-        origin,
-        &identity_of(&skill),
-        &target,
-        patched.as_bytes(),
-        ManageAction::Patch,
+    let scan = || prescan(ctx, Some(&skill.skill_dir), &label, &patched);
+    let change = FileChange {
+        target: &target,
+        bytes: patched.as_bytes(),
+        action: ManageAction::Patch,
         rel,
-    )?;
+    };
+    write_recorded(ctx, origin, &identity_of(&skill), change, Some(&scan))?;
     let plural = if replacements == 1 { "" } else { "s" };
     Ok(Done {
         message: format!(
@@ -891,15 +930,13 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
             warnings: Vec::new(),
         });
     }
-    write_recorded(
-        ctx,
-        origin,
-        &identity_of(&skill),
-        &target.path,
-        body.as_bytes(),
-        ManageAction::WriteFile,
-        Some(rel),
-    )?;
+    let change = FileChange {
+        target: &target.path,
+        bytes: body.as_bytes(),
+        action: ManageAction::WriteFile,
+        rel: Some(rel),
+    };
+    write_recorded(ctx, origin, &identity_of(&skill), change, None)?;
     let verb = if existed { "Replaced" } else { "Wrote" };
     Ok(Done {
         message: format!("{verb} '{rel}' in skill '{}'.", skill.name),

@@ -611,6 +611,14 @@ fn a_dangerous_patch_is_rolled_back_to_the_exact_previous_bytes() {
         versions,
         "refused writes are not versions"
     );
+    // The copy taken beside the scan was dropped, not left half made.
+    let kept = history::skill_history_dir(&f.home, "user:guarded");
+    let leftovers: Vec<_> = fs::read_dir(&kept)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
 #[test]
