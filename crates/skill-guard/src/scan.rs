@@ -155,6 +155,7 @@ fn scan_with(text: &str, file: &str, scope: ScanScope, how: Selection) -> Vec<Fi
         findings.push(guard_unavailable(file));
     }
     if !chosen.indices.is_empty() {
+        compile_chosen(&chosen.indices, chosen.by_full_set);
         let lines = LineIndex::new(bytes);
         let physical = joined.as_ref().map(|_| LineIndex::new(original));
         let physical = physical.as_ref().unwrap_or(&lines);
@@ -229,6 +230,35 @@ fn scan_with(text: &str, file: &str, scope: ScanScope, how: Selection) -> Vec<Fi
             .then(a.pattern_id.cmp(&b.pattern_id))
     });
     findings
+}
+
+/// Compiles the regexes of the chosen patterns not compiled yet, half of
+/// them on another thread: a fresh process's first scan spends most of its
+/// time compiling, and a short command has a core to spare for it.
+fn compile_chosen(indices: &[usize], prefiltered: bool) {
+    const WORTH_A_THREAD: usize = 4;
+    let waiting: Vec<&'static crate::catalog::Member> = indices
+        .iter()
+        .filter_map(|&i| member(i))
+        .filter(|m| !m.is_compiled(prefiltered))
+        .collect();
+    if waiting.len() < WORTH_A_THREAD {
+        return;
+    }
+    let (mine, theirs) = waiting.split_at(waiting.len() / 2);
+    let compile = |members: &[&'static crate::catalog::Member]| {
+        for m in members {
+            let _ = m.regexes(prefiltered);
+        }
+    };
+    std::thread::scope(|scope| {
+        // Without a thread to spare the scan compiles them as it goes.
+        let helper = std::thread::Builder::new().spawn_scoped(scope, || compile(theirs));
+        compile(mine);
+        if let Ok(helper) = helper {
+            let _ = helper.join();
+        }
+    });
 }
 
 /// A copy of `bytes` with every backslash-newline turned into spaces, or
