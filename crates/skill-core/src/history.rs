@@ -399,7 +399,10 @@ fn replace_folder(source: &Path, dest: &Path) -> Result<()> {
 }
 
 /// Copies regular files and folders; symbolic links are not followed (a
-/// skill's links are not its content).
+/// skill's links are not its content). Every copied file and folder is on
+/// disk before this returns: a history version, or a folder a rollback puts
+/// back, is only renamed into place afterwards, and must not turn out empty
+/// after a crash while the write it stands for survived.
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     fs::create_dir_all(to).map_err(|e| io(to, e))?;
     for entry in fs::read_dir(from).map_err(|e| io(from, e))? {
@@ -411,9 +414,12 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
             copy_tree(&path, &dest)?;
         } else if kind.is_file() {
             fs::copy(&path, &dest).map_err(|e| io(&path, e))?;
+            fs::File::open(&dest)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| io(&dest, e))?;
         }
     }
-    Ok(())
+    atomic::sync_dir(to).map_err(|e| io(to, e))
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {
