@@ -144,6 +144,76 @@ fn skill_manage_through_the_cli_writes_and_answers_the_contract_shape() {
 }
 
 #[test]
+fn patches_answered_from_the_snapshot_keep_the_collision_rule() {
+    let env = Env::new();
+    for (name, category) in [("brew", "drinks"), ("grind", "drinks")] {
+        let (code, v) = call(
+            &env,
+            "skill_manage",
+            &json!({"action": "create", "name": name, "category": category,
+                    "content": skill_md(name, "1. one")}),
+        );
+        assert_eq!(code, 0, "{v:#}");
+    }
+    // A short command leaves a snapshot; patches then look names up in it.
+    env.knack().args(["skills", "list"]).assert().success();
+    let snapshot = env.home_path("cache/skills-snapshot.bin");
+    assert!(snapshot.is_file());
+    let brew = env.home_path("skills/drinks/brew/SKILL.md");
+    for (old, new) in [("1. one", "1. first"), ("1. first", "1. one")] {
+        let (code, v) = call(
+            &env,
+            "skill_manage",
+            &json!({"action": "patch", "name": "brew", "old_string": old, "new_string": new}),
+        );
+        assert_eq!((code, &v["replacements"]), (0, &json!(1)), "{v:#}");
+        assert!(std::fs::read_to_string(&brew).unwrap().contains(new));
+    }
+    // A patch two edits after the snapshot still answers from its keys.
+    let out = env
+        .knack()
+        .env("KNACK_LOG", "debug")
+        .args(["tool", "call", "skill_manage"])
+        .arg(
+            json!({"action": "patch", "name": "brew", "old_string": "1. one",
+                   "new_string": "1. once"})
+            .to_string(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(stdout_json(&out)["replacements"], json!(1));
+    assert!(std::fs::read_to_string(&brew).unwrap().contains("1. once"));
+    let log = std::fs::read_to_string(env.home_path("logs/knack.log")).unwrap();
+    assert!(
+        log.contains("skills snapshot answered a lookup"),
+        "the patch did not answer from the snapshot's keys:\n{log}"
+    );
+    // A second `brew` made by hand, with no command run since: refused, by name.
+    let twin = env.home_path("skills/brew");
+    std::fs::create_dir_all(&twin).unwrap();
+    std::fs::write(twin.join("SKILL.md"), skill_md("brew", "other")).unwrap();
+    let before = std::fs::read(&brew).unwrap();
+    let (code, v) = call(
+        &env,
+        "skill_manage",
+        &json!({"action": "patch", "name": "brew", "old_string": "1. once", "new_string": "1. two"}),
+    );
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["matches"], json!(["user:brew", "user:drinks/brew"]));
+    assert_eq!(std::fs::read(&brew).unwrap(), before);
+    // The qualified id still picks one; a damaged snapshot is only slower.
+    std::fs::write(&snapshot, b"not a snapshot").unwrap();
+    let (code, v) = call(
+        &env,
+        "skill_manage",
+        &json!({"action": "patch", "name": "user:drinks/brew", "old_string": "1. once",
+                "new_string": "1. two"}),
+    );
+    assert_eq!((code, &v["replacements"]), (0, &json!(1)), "{v:#}");
+    assert!(std::fs::read_to_string(&brew).unwrap().contains("1. two"));
+}
+
+#[test]
 fn history_lists_versions_with_diffs_and_rollback_restores() {
     let env = Env::new();
     call(

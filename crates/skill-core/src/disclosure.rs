@@ -553,20 +553,7 @@ mod tests {
             .iter()
             .map(|s| format!("{}:{}", s.scope.namespace(), s.id))
             .collect();
-        assert_eq!(
-            order,
-            [
-                "external:aaa",
-                "user:solo",
-                "user:data/csv",
-                "project:devops/deploy",
-                "user:devops/deploy",
-                "user:devops/long",
-                "acme:devops/ship",
-                "user:devops-tools/lint",
-                "user:devops/k8s/deploy",
-            ]
-        );
+        assert_eq!(order, crate::skill_set::tests::SAMPLE_ORDER);
         let all = skill_listing(&set, None);
         assert_eq!(all.count, 9);
         assert_eq!(

@@ -356,6 +356,21 @@ pub(crate) mod tests {
         }
     }
 
+    /// The visible skills of `sample_set`, by qualified id, in the order
+    /// every listing shows them: category, name, then qualified id.
+    pub(crate) const SAMPLE_ORDER: [&str; 9] = [
+        "external:aaa",
+        "user:solo",
+        "user:data/csv",
+        "project:devops/deploy",
+        "user:devops/deploy",
+        "user:devops/long",
+        "acme:devops/ship",
+        // '-' sorts before '/'.
+        "user:devops-tools/lint",
+        "user:devops/k8s/deploy",
+    ];
+
     /// Categories, nesting, shared names, both gates, a plugin scope, long and
     /// non-ASCII descriptions, and walk entries around the skills' paths.
     pub(crate) fn sample_set() -> SkillSet {
@@ -569,21 +584,7 @@ pub(crate) mod tests {
     fn visible_and_lookups_order_by_category_name_then_qualified_id() {
         let set = sample_set();
         let order: Vec<String> = set.visible().iter().map(|s| s.qualified_id()).collect();
-        assert_eq!(
-            order,
-            vec![
-                "external:aaa",
-                "user:solo",
-                "user:data/csv",
-                "project:devops/deploy",
-                "user:devops/deploy",
-                "user:devops/long",
-                "acme:devops/ship",
-                // '-' sorts before '/'.
-                "user:devops-tools/lint",
-                "user:devops/k8s/deploy",
-            ]
-        );
+        assert_eq!(order, SAMPLE_ORDER);
         match set.resolve("deploy") {
             Resolution::Ambiguous(found) => assert_eq!(
                 found.iter().map(|s| s.qualified_id()).collect::<Vec<_>>(),

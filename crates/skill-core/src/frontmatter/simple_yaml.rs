@@ -115,6 +115,16 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// Skips blank lines and column-0 comments; the indent of the next line
     /// that carries content, or `None` at the end.
+    /// True when the next line sits at `indent` (the block goes on), false
+    /// when the input or the block ends; a deeper line is declined.
+    fn continues_at(&mut self, indent: usize) -> Res<bool> {
+        match self.peek_indent()? {
+            Some(i) if i > indent => Err(Decline),
+            Some(i) => Ok(i == indent),
+            None => Ok(false),
+        }
+    }
+
     fn peek_indent(&mut self) -> Res<Option<usize>> {
         while let Some(line) = self.lines.get(self.pos) {
             if line.is_blank() {
@@ -144,11 +154,8 @@ impl<'a> Reader<'a> {
         }
         let mut entries: Vec<(&'a str, Node<'a>)> = Vec::new();
         loop {
-            match self.peek_indent()? {
-                None => break,
-                Some(i) if i < indent => break,
-                Some(i) if i > indent => return Err(Decline),
-                Some(_) => {}
+            if !self.continues_at(indent)? {
+                break;
             }
             let (key, rest) = split_key(self.current()?.content())?;
             // Duplicates are left to serde-saphyr's LastWins policy.
@@ -192,11 +199,8 @@ impl<'a> Reader<'a> {
     fn seq(&mut self, indent: usize) -> Res<Vec<Node<'a>>> {
         let mut items = Vec::new();
         loop {
-            match self.peek_indent()? {
-                None => break,
-                Some(i) if i < indent => break,
-                Some(i) if i > indent => return Err(Decline),
-                Some(_) => {}
+            if !self.continues_at(indent)? {
+                break;
             }
             let content = self.current()?.content();
             if !is_seq_item(content) {

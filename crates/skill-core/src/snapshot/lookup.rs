@@ -21,9 +21,10 @@ use crate::stamp::StampKind;
 
 /// A set of just the skills `query` matches, read from the snapshot in
 /// `cache_dir`: `resolve(query)` on it answers exactly as it would on the
-/// whole set. `None` when the snapshot cannot answer (missing, written for
-/// other options, or changed in a way only a full load can apply); load the
-/// whole set then.
+/// whole set. It is for that one question: its other fields (doctor
+/// entries, roots, ambiguous names) are left empty. `None` when the
+/// snapshot cannot answer (missing, written for other options, or changed
+/// in a way only a full load can apply); load the whole set then.
 ///
 /// Only the stamps, the keys and the matching skills' records are read.
 /// Changes are applied as a full load applies them (`refresh`): a folder
@@ -56,8 +57,7 @@ pub fn skills_answering(
     }
     let mut reparsed: HashMap<usize, Skill> = HashMap::new();
     for &i in &changed {
-        let stamp = stamps.get(i)?;
-        let stamp = &stamp;
+        let stamp = &stamps.get(i)?;
         match stamp.kind {
             StampKind::Folder => {
                 unchanged_shape(&stamp.path(roots)?, stamp.state, stamp.shape)?;
@@ -104,9 +104,6 @@ pub fn skills_answering(
         };
         set.skills.push(skill);
         set.gates.push(keys[i].gate);
-    }
-    if set.gates.iter().filter(|g| g.is_none()).count() > 1 {
-        set.ambiguous_names.insert(query.trim().to_owned());
     }
     tracing::debug!(
         ms = started.elapsed().as_secs_f64() * 1000.0,
