@@ -291,9 +291,11 @@ fn chunks_5s_apart_trip_a_1s_idle_timeout_and_the_retry_recovers() {
     run.assert_recovered("on time");
     let reason = run.of_type("retry")[0]["reason"].as_str().unwrap();
     assert!(reason.contains("idle_timeout_secs"), "{reason}");
-    // One 5 s frame plus one 1 s stall; the slow reply alone would take 25 s.
+    // One 5 s frame plus one 1 s stall; the slow reply alone would take 25 s,
+    // which is what waiting it out instead of timing out would cost. The
+    // ceiling sits just under that, so a loaded machine has ~18 s of slack.
     let elapsed = started.elapsed();
-    assert!(elapsed < std::time::Duration::from_secs(15), "{elapsed:?}");
+    assert!(elapsed < std::time::Duration::from_secs(24), "{elapsed:?}");
 }
 
 #[test]

@@ -7,6 +7,8 @@ mod load;
 mod prompt;
 mod real_model;
 mod run;
+mod sandbox;
+mod secrets;
 mod sessions;
 mod skills;
 mod sync;

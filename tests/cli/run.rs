@@ -478,11 +478,13 @@ fn connection_refused_is_a_clear_error() {
 fn sigint_stops_the_run_with_130_and_keeps_the_session() {
     let env = Env::new();
     let server = mock();
+    // Two frames, then the stream stalls until the server is dropped: the run
+    // is mid-reply when the signal comes, however slow the machine.
     server.enqueue(
         ScriptedReply::text("a slow answer that never gets to finish because the user stops it")
-            .chunk_delay_ms(500),
+            .stall_after_chunks(2),
     );
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
         .args(["run", "--json", "interrupt-me-please"])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -495,17 +497,38 @@ fn sigint_stops_the_run_with_130_and_keeps_the_session() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the reply has started streaming, then press Ctrl-C.
-    let started = std::time::Instant::now();
-    while server.chat_requests().is_empty()
-        && started.elapsed() < std::time::Duration::from_secs(20)
-    {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Read the events as they come; say when the reply has started streaming.
+    let stdout = child.stdout.take().unwrap();
+    let (streaming_tx, streaming_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let event: Value = serde_json::from_str(&line).unwrap_or_default();
+            if event["type"] == "assistant_delta" {
+                let _ = streaming_tx.send(());
+            }
+            lines.push(line);
+        }
+        lines
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    assert!(
+        streaming_rx.recv().is_ok(),
+        "the run ended before the reply streamed"
+    );
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let status = child.wait().unwrap();
+    let out = std::process::Output {
+        status,
+        stdout: reader.join().unwrap().join("\n").into_bytes(),
+        stderr: stderr_reader.join().unwrap().into_bytes(),
+    };
     assert_eq!(
         out.status.code(),
         Some(130),

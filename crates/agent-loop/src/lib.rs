@@ -5,12 +5,14 @@ mod agent_error;
 mod error;
 pub mod invocation;
 pub mod model;
+pub mod secrets;
 pub mod session;
 pub mod session_store;
 pub mod tools;
 
 pub use agent_error::{Error, Result};
 pub use error::ModelError;
+pub use secrets::Redactor;
 pub use session_store::{
     NewSession, SearchHit, SessionMeta, SessionStore, SessionSummary, StoredMessage, StoredSession,
 };

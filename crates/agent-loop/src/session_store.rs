@@ -153,9 +153,18 @@ impl SessionStore {
         Self::open_path(&home.state_db())
     }
 
+    /// The file, its `-wal` and `-shm` are 0600 (conversations and tool
+    /// output are private): the database file is created 0600 before SQLite
+    /// opens it, SQLite gives its side files the database file's mode, and
+    /// files left wider by older versions are narrowed.
     pub fn open_path(path: &Path) -> Result<Self> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        use knack_config::private;
+        private::touch_private(path).map_err(|e| Error::io(path, e))?;
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            let side = PathBuf::from(side);
+            private::set_private(&side).map_err(|e| Error::io(&side, e))?;
         }
         let store_error = |source| Error::Store {
             path: path.to_path_buf(),

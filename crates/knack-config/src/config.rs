@@ -17,11 +17,15 @@ pub struct Config {
     pub skills: SkillsConfig,
     pub memory: MemoryConfig,
     pub hub: HubConfig,
+    /// Named model providers; `model.provider` picks one (CONTRACT.md "Providers").
+    pub providers: BTreeMap<String, ProviderConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelConfig {
+    /// A key of `providers`; without it the environment-only setup applies.
+    pub provider: Option<String>,
     /// OpenAI-compatible base URL, e.g. `http://127.0.0.1:8080/v1`.
     pub base_url: Option<String>,
     /// Model name sent in requests.
@@ -42,6 +46,7 @@ pub struct ModelConfig {
 impl Default for ModelConfig {
     fn default() -> Self {
         Self {
+            provider: None,
             base_url: None,
             name: None,
             api_key_env: "OPENAI_API_KEY".into(),
@@ -55,6 +60,83 @@ impl Default for ModelConfig {
     }
 }
 
+/// The wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Wire {
+    /// OpenAI Chat Completions (`{base_url}/chat/completions`).
+    #[default]
+    Chat,
+    /// Anthropic Messages (`{base_url}/messages`).
+    Anthropic,
+    /// OpenAI Responses (`{base_url}/responses`).
+    Responses,
+}
+
+impl Wire {
+    /// Every wire, in the order messages list them.
+    pub const ALL: [Wire; 3] = [Wire::Chat, Wire::Anthropic, Wire::Responses];
+
+    /// The name config.yaml and `KNACK_WIRE` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Anthropic => "anthropic",
+            Self::Responses => "responses",
+        }
+    }
+
+    /// The wire named `name` (as config.yaml spells it), if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|wire| wire.name() == name.trim())
+    }
+}
+
+/// How long Anthropic keeps a cached prefix (`providers.<name>.cache_ttl`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CacheTtl {
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+}
+
+/// USD per million tokens; what a request cost is computed from these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    /// Prompt tokens served from the cache; the input price when absent.
+    pub cache_read: Option<f64>,
+    /// Prompt tokens written to the cache; the input price when absent.
+    pub cache_write: Option<f64>,
+}
+
+/// One entry of `providers`: where a model lives and how to talk to it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub wire: Wire,
+    pub base_url: Option<String>,
+    /// The environment variable (or `.env` entry) holding the key.
+    pub api_key_env: Option<String>,
+    /// Extra headers sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// The model used with this provider when `model.name` is for another one.
+    pub model: Option<String>,
+    pub context_window: Option<u64>,
+    /// The reply's token limit (`max_tokens`; Anthropic requires one).
+    pub max_output_tokens: Option<u32>,
+    /// Anthropic only: how long cached prefixes live.
+    pub cache_ttl: CacheTtl,
+    /// Chat and Responses: send the session id as `prompt_cache_key`
+    /// (default: on for responses, off for chat, which not every server accepts).
+    pub prompt_cache_key: Option<bool>,
+    pub prices: Option<Prices>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
@@ -62,10 +144,24 @@ pub struct AgentConfig {
     pub toolsets: Vec<String>,
     pub max_iterations: u32,
     pub system_message: Option<String>,
-    /// Run commands the terminal tool would ask about without asking.
+    /// Answer yes to every approval the tools would ask for. Honoured only
+    /// from the user's own config.yaml or `--yolo`: the model's tools can
+    /// write neither.
     pub yolo: bool,
+    /// How far the terminal's commands are confined (see docs/security.md).
+    pub sandbox: SandboxMode,
+    /// Whether sandboxed commands may use the network.
+    pub sandbox_network: bool,
+    /// When a tool call waits for the user's approval.
+    pub approval: ApprovalPolicy,
     /// Longest the headless runner waits for the self-improvement review.
     pub review_timeout_secs: u64,
+    /// Secret-looking environment variables (`*_API_KEY`, `*_TOKEN`,
+    /// `*_SECRET`, `*_PASSWORD`, ...; see `knack_config::is_secret_name`) that
+    /// commands run for the model may still inherit, by exact name. Everything
+    /// else secret-looking is removed from their environment. Their values are
+    /// still redacted from tool output.
+    pub env_passthrough: Vec<String>,
 }
 
 impl Default for AgentConfig {
@@ -77,7 +173,60 @@ impl Default for AgentConfig {
             max_iterations: 50,
             system_message: None,
             yolo: false,
+            sandbox: SandboxMode::default(),
+            sandbox_network: false,
+            approval: ApprovalPolicy::default(),
             review_timeout_secs: 300,
+            env_passthrough: Vec::new(),
+        }
+    }
+}
+
+/// `agent.sandbox`: what the terminal's commands (and the file tools) may write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Nothing may be written.
+    ReadOnly,
+    /// The working directory and the temp folders; knack's own files never.
+    #[default]
+    WorkspaceWrite,
+    /// No sandbox: commands run with the user's full rights.
+    FullAccess,
+}
+
+/// `agent.approval`: when the user is asked before a tool call runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    /// Ask for every command except a short list of read-only ones.
+    Untrusted,
+    /// Run sandboxed commands freely; ask for flagged commands and for
+    /// anything that must leave the sandbox.
+    #[default]
+    OnRequest,
+    /// Never ask: what would need approval is refused.
+    Never,
+}
+
+impl SandboxMode {
+    /// The name config.yaml uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::FullAccess => "full-access",
+        }
+    }
+}
+
+impl ApprovalPolicy {
+    /// The name config.yaml uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Untrusted => "untrusted",
+            Self::OnRequest => "on-request",
+            Self::Never => "never",
         }
     }
 }
@@ -247,6 +396,41 @@ mod tests {
             .to_string();
         assert!(err.starts_with("/h/config.yaml:"), "{err}");
         assert!(err.contains("line"), "{err}");
+    }
+
+    #[test]
+    fn env_passthrough_defaults_empty_and_parses() {
+        assert!(Config::default().agent.env_passthrough.is_empty());
+        let cfg = Config::parse(
+            "agent:\n  env_passthrough: [GITHUB_TOKEN, NPM_TOKEN]\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        assert_eq!(cfg.agent.env_passthrough, vec!["GITHUB_TOKEN", "NPM_TOKEN"]);
+    }
+
+    #[test]
+    fn providers_parse_with_their_defaults() {
+        let cfg = Config::parse(
+            "model:\n  provider: claude\n  name: claude-x\nproviders:\n  claude:\n    wire: anthropic\n    base_url: https://api.anthropic.com/v1\n    api_key_env: ANTHROPIC_API_KEY\n    cache_ttl: 1h\n    prices: {input: 3.0, output: 15.0, cache_read: 0.3}\n  local: {base_url: 'http://127.0.0.1:8080/v1'}\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        assert_eq!(cfg.model.provider.as_deref(), Some("claude"));
+        let claude = &cfg.providers["claude"];
+        assert_eq!(claude.wire, Wire::Anthropic);
+        assert_eq!(claude.cache_ttl, CacheTtl::OneHour);
+        assert_eq!(claude.prices.unwrap().cache_write, None);
+        assert_eq!(cfg.providers["local"].wire, Wire::Chat);
+        assert_eq!(cfg.providers["local"].cache_ttl, CacheTtl::FiveMinutes);
+    }
+
+    #[test]
+    fn an_unknown_wire_names_the_choices() {
+        let err = Config::parse("providers:\n  x:\n    wire: grpc\n", Path::new("c"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("grpc") && err.contains("anthropic"), "{err}");
     }
 
     #[test]

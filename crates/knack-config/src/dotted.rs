@@ -86,16 +86,10 @@ fn insert(tree: &mut Value, key: &str, value: Value) {
     }
 }
 
+/// config.yaml is rewritten atomically and 0600: it may name key variables
+/// and servers the user would rather keep to themselves.
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(text.as_bytes())
-        .map_err(|e| Error::io(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    crate::private::write_private(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }
 
 fn unknown(key: &str, tree: &Value) -> Error {

@@ -13,6 +13,11 @@ impl EnvFile {
         self.vars.get(key).map(String::as_str)
     }
 
+    /// Every `KEY=VALUE` pair of the file, by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The process environment first, then this file; empty values count as unset.
     pub fn lookup(&self, key: &str) -> Option<String> {
         std::env::var(key)

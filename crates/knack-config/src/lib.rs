@@ -5,13 +5,17 @@ mod config;
 mod dotted;
 mod env_file;
 mod home;
+pub mod private;
+pub mod secret_env;
 
 pub use config::{
-    AgentConfig, Config, HubConfig, MemoryConfig, ModelConfig, SkillsConfig, TerminalConfig,
+    AgentConfig, ApprovalPolicy, CacheTtl, Config, HubConfig, MemoryConfig, ModelConfig, Prices,
+    ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig, Wire,
 };
 pub use dotted::{get_dotted, set_dotted};
 pub use env_file::{EnvFile, parse_env_file};
 pub use home::KnackHome;
+pub use secret_env::is_secret_name;
 
 use std::path::PathBuf;
 

@@ -40,6 +40,15 @@ pub enum Command {
     Sessions(SessionsCommand),
     /// Run one task headless: the answer on stdout, progress on stderr
     Run(RunArgs),
+    /// Check the installation: home, config, model, and the command sandbox
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct DoctorArgs {
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -26,7 +26,22 @@ impl Context {
     /// seeding themselves and report what it did.
     pub fn load_unseeded() -> anyhow::Result<Self> {
         let home = KnackHome::from_env()?;
+        // Before anything is written: the home holds keys and conversations.
+        let narrowed = home.ensure_private();
         crate::logging::init(home.logs_dir());
+        match narrowed {
+            Ok(paths) => {
+                for path in paths {
+                    tracing::warn!(
+                        path = %path.display(),
+                        "other users could read this; narrowed it to owner-only access"
+                    );
+                }
+            }
+            // A home we cannot create fails the command at its first write,
+            // with that write's error; read-only commands still work.
+            Err(e) => tracing::warn!(error = %e, "cannot make the knack home private"),
+        }
         let config = Config::load(&home)?;
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         Ok(Self { home, config, cwd })

@@ -40,6 +40,9 @@ fn search_dirs(cwd: &Path) -> (PathBuf, Vec<PathBuf>) {
 
 pub(crate) fn layer(cwd: &Path, warnings: &mut Vec<String>) -> String {
     let (base, dirs) = search_dirs(cwd);
+    // Links are followed only while they stay inside the project: a CLAUDE.md
+    // that points at ~/.aws/credentials must not reach the prompt.
+    let boundary = base.canonicalize().unwrap_or_else(|_| base.clone());
     let mut sections: Vec<String> = Vec::new();
     // The same text under two names (CLAUDE.md linked to AGENTS.md) is shown once.
     let mut seen: Vec<String> = Vec::new();
@@ -54,6 +57,15 @@ pub(crate) fn layer(cwd: &Path, warnings: &mut Vec<String>) -> String {
                 .unwrap_or(&path)
                 .to_string_lossy()
                 .into_owned();
+            let inside = path
+                .canonicalize()
+                .is_ok_and(|real| real.starts_with(&boundary));
+            if !inside {
+                warnings.push(format!(
+                    "{shown} was not loaded into the prompt: it is a link that leads outside the project"
+                ));
+                continue;
+            }
             let text = match std::fs::read(&path) {
                 Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(e) => {
@@ -132,5 +144,27 @@ mod tests {
         let text = layer(&cwd, &mut Vec::new());
         assert!(text.contains("### .knack.md\n\nhere"));
         assert!(!text.contains("parent"));
+    }
+
+    #[test]
+    fn a_link_leading_outside_the_project_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("docs")).unwrap();
+        fs::write(dir.path().join("credentials"), "password=hunter2").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("credentials"), repo.join("CLAUDE.md"))
+            .unwrap();
+        // A link that stays inside the project is fine.
+        fs::write(repo.join("docs/rules.md"), "inside rules").unwrap();
+        std::os::unix::fs::symlink(repo.join("docs/rules.md"), repo.join("AGENTS.md")).unwrap();
+        let mut w = Vec::new();
+        let text = layer(&repo, &mut w);
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("inside rules"), "{text}");
+        assert!(
+            w.iter().any(|m| m.contains("CLAUDE.md") && m.contains("outside the project")),
+            "{w:?}"
+        );
     }
 }

@@ -3,11 +3,15 @@
 
 use std::fs;
 use std::io::Read;
-use std::path::{Component, Path};
+use std::os::fd::AsFd;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::OFlags;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::beneath::{self, Base, DIR_FLAGS, Links};
 use crate::preprocess::{PreprocessOptions, TemplateValues, preprocess};
 use crate::skill::{QualifiedId, SUPPORT_DIRS, Scope, Skill};
 use crate::skill_set::{Gate, Resolution, SkillSet};
@@ -223,8 +227,16 @@ fn view_main(
     skill: &Skill,
     ctx: &ViewContext<'_>,
 ) -> Result<Map<String, Value>, Map<String, Value>> {
-    let raw = read_text_lossy(&skill.path)
-        .map_err(|e| failure(format!("cannot read {}: {e}", skill.path.display())))?;
+    let raw = read_skill_md(skill).map_err(|e| {
+        failure(if beneath::is_link_refusal(&e) {
+            format!(
+                "SKILL.md of '{}' is a symbolic link that leads outside its skills root; it is never read",
+                skill.name
+            )
+        } else {
+            format!("cannot read {}: {e}", skill.path.display())
+        })
+    })?;
     let raw = crate::frontmatter::strip_bom(&raw);
     let values = TemplateValues {
         skill_dir: Some(&skill.skill_dir),
@@ -301,9 +313,16 @@ pub fn cap_for_model(text: &mut String) {
 /// Support files grouped by folder, sorted; empty groups left out.
 pub fn linked_files(skill_dir: &Path) -> Map<String, Value> {
     let mut map = Map::new();
+    let real = skill_dir.canonicalize().ok();
     for group in SUPPORT_DIRS {
         let mut files = Vec::new();
-        collect_files(&skill_dir.join(group), skill_dir, &mut files, 0);
+        collect_files(
+            &skill_dir.join(group),
+            skill_dir,
+            real.as_deref(),
+            &mut files,
+            0,
+        );
         files.sort();
         if !files.is_empty() {
             map.insert(group.into(), json!(files));
@@ -312,7 +331,16 @@ pub fn linked_files(skill_dir: &Path) -> Map<String, Value> {
     map
 }
 
-fn collect_files(dir: &Path, base: &Path, out: &mut Vec<String>, depth: usize) {
+/// Files below `dir`, relative to `base`. A link is listed (or walked) only
+/// when it stays inside `real_base`, the skill folder's real path: what
+/// `skill_view` would refuse to serve is not offered either.
+fn collect_files(
+    dir: &Path,
+    base: &Path,
+    real_base: Option<&Path>,
+    out: &mut Vec<String>,
+    depth: usize,
+) {
     if depth > 8 || out.len() >= 1000 {
         return;
     }
@@ -325,8 +353,16 @@ fn collect_files(dir: &Path, base: &Path, out: &mut Vec<String>, depth: usize) {
             continue;
         }
         let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_symlink())
+            && !real_base.is_some_and(|real| {
+                path.canonicalize()
+                    .is_ok_and(|target| target.starts_with(real))
+            })
+        {
+            continue;
+        }
         match fs::metadata(&path) {
-            Ok(m) if m.is_dir() => collect_files(&path, base, out, depth + 1),
+            Ok(m) if m.is_dir() => collect_files(&path, base, real_base, out, depth + 1),
             Ok(_) => {
                 if let Ok(rel) = path.strip_prefix(base) {
                     out.push(rel.to_string_lossy().replace('\\', "/"));
@@ -361,31 +397,49 @@ fn view_file(skill: &Skill, rel: &str) -> Result<Map<String, Value>, Map<String,
     }) {
         return Err(refuse("it must not contain '..'"));
     }
-    let full = skill.skill_dir.join(path);
-    let canonical_dir = skill
-        .skill_dir
-        .canonicalize()
-        .map_err(|e| failure(format!("cannot resolve {}: {e}", skill.skill_dir.display())))?;
-    let canonical = match full.canonicalize() {
-        Ok(c) => c,
-        Err(_) => {
-            let mut f = failure(format!(
-                "skill '{}' has no file '{}'",
-                skill.name,
-                clip(rel)
-            ));
-            f.insert(
-                "available_files".into(),
-                json!(available_files(&skill.skill_dir)),
-            );
-            return Err(f);
-        }
+    let no_file = || {
+        let mut f = failure(format!(
+            "skill '{}' has no file '{}'",
+            skill.name,
+            clip(rel)
+        ));
+        f.insert(
+            "available_files".into(),
+            json!(available_files(&skill.skill_dir)),
+        );
+        f
     };
-    if !canonical.starts_with(&canonical_dir) {
-        return Err(refuse("it leads outside the skill folder through a link"));
-    }
-    let meta =
-        fs::metadata(&canonical).map_err(|e| failure(format!("cannot read '{rel}': {e}")))?;
+    // Opened beneath the skill folder's handle: a link inside the skill is
+    // followed, one that leaves it (even one swapped in meanwhile) is not.
+    let folder = skill_folder(skill)
+        .map_err(|e| failure(format!("cannot open {}: {e}", skill.skill_dir.display())))?;
+    let opened = beneath::open(
+        folder.fd.as_fd(),
+        &folder.real,
+        path,
+        OFlags::RDONLY,
+        Links::Inside,
+    );
+    let file = match opened {
+        Ok(fd) => fs::File::from(fd),
+        Err(e) if beneath::is_link_refusal(&e) => {
+            return Err(refuse("it leads outside the skill folder through a link"));
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::InvalidFilename
+                    | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Err(no_file());
+        }
+        Err(e) => return Err(failure(format!("cannot read '{}': {e}", clip(rel)))),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| failure(format!("cannot read '{}': {e}", clip(rel))))?;
     if meta.is_dir() {
         let mut f = failure(format!("'{rel}' is a folder, not a file"));
         f.insert(
@@ -399,8 +453,8 @@ fn view_file(skill: &Skill, rel: &str) -> Result<Map<String, Value>, Map<String,
     map.insert("name".into(), json!(skill.name));
     map.insert("file".into(), json!(rel));
     let mut head = Vec::new();
-    fs::File::open(&canonical)
-        .and_then(|f| f.take(MAX_VIEW_FILE_BYTES).read_to_end(&mut head))
+    file.take(MAX_VIEW_FILE_BYTES)
+        .read_to_end(&mut head)
         .map_err(|e| failure(format!("cannot read '{rel}': {e}")))?;
     let binary = head.iter().take(8192).any(|&b| b == 0)
         || std::str::from_utf8(&head).is_err() && meta.len() <= MAX_VIEW_FILE_BYTES;
@@ -451,7 +505,8 @@ fn describe_binary(head: &[u8], rel: &str) -> String {
 
 fn available_files(skill_dir: &Path) -> Vec<String> {
     let mut files = Vec::new();
-    collect_files(skill_dir, skill_dir, &mut files, 0);
+    let real = skill_dir.canonicalize().ok();
+    collect_files(skill_dir, skill_dir, real.as_deref(), &mut files, 0);
     files.sort();
     files.truncate(MAX_AVAILABLE_FILES);
     files
@@ -467,8 +522,56 @@ fn clip(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn read_text_lossy(path: &Path) -> std::io::Result<String> {
-    let bytes = fs::read(path)?;
+/// The skills root `skill` was found beneath: its folder with its id (the
+/// folder's path below the root) taken off the end.
+fn root_of(skill: &Skill) -> std::io::Result<PathBuf> {
+    let id = Path::new(&skill.id);
+    if skill.id.is_empty()
+        || id.components().any(|c| !matches!(c, Component::Normal(_)))
+        || !skill.skill_dir.ends_with(id)
+    {
+        return Err(std::io::Error::other(format!(
+            "{} is not the folder '{}' below a skills root",
+            skill.skill_dir.display(),
+            skill.id
+        )));
+    }
+    let mut root = skill.skill_dir.clone();
+    for _ in id.components() {
+        root.pop();
+    }
+    Ok(root)
+}
+
+/// The skill folder, opened beneath its root (through links that stay inside it).
+fn skill_folder(skill: &Skill) -> std::io::Result<Base> {
+    let root = Base::open(&root_of(skill)?)?;
+    let fd = beneath::open(
+        root.fd.as_fd(),
+        &root.real,
+        Path::new(&skill.id),
+        DIR_FLAGS,
+        Links::Inside,
+    )?;
+    // Used only to resolve links inside the skill when the kernel cannot;
+    // the handle, not this path, is what files are opened from.
+    let real = skill.skill_dir.canonicalize()?;
+    Ok(Base { real, fd })
+}
+
+/// SKILL.md of `skill`, read beneath its root: a link that stays inside the
+/// root is followed, one that leaves it is refused (`EXDEV`).
+fn read_skill_md(skill: &Skill) -> std::io::Result<String> {
+    let root = Base::open(&root_of(skill)?)?;
+    let fd = beneath::open(
+        root.fd.as_fd(),
+        &root.real,
+        &Path::new(&skill.id).join("SKILL.md"),
+        OFlags::RDONLY,
+        Links::Inside,
+    )?;
+    let mut bytes = Vec::new();
+    fs::File::from(fd).read_to_end(&mut bytes)?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

@@ -206,9 +206,17 @@ pub(crate) struct SkillRead {
     pub outcome: ReadOutcome,
 }
 
-/// Parses one SKILL.md at `path`.
+/// Parses one SKILL.md at `path` (a snapshot re-reading one it recorded).
+/// A SKILL.md that has become a link is not followed here: the read fails,
+/// and the caller falls back to a full walk, which decides about links.
 pub(crate) fn read_skill(path: &Path) -> SkillRead {
-    match fs::File::open(path) {
+    use rustix::fs::{Mode, OFlags};
+    let opened = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    );
+    match opened.map(fs::File::from).map_err(std::io::Error::from) {
         Ok(file) => read_skill_from(file, path),
         Err(e) => SkillRead {
             state: FileState::read(path),

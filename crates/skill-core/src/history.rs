@@ -2,13 +2,15 @@
 //! of who did what; history lists those versions with diffs and rolls back.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::os::fd::AsFd;
+use std::path::{Component, Path, PathBuf};
 
 use knack_config::KnackHome;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use similar::TextDiff;
 
+use crate::beneath::{self, Base};
 use crate::manage::{Actor, atomic, lock};
 use crate::{Error, Result};
 
@@ -89,44 +91,69 @@ pub(crate) struct SkillIdentity {
 /// committed only when the write succeeds.
 #[derive(Debug)]
 pub(crate) struct Pending {
-    dir: PathBuf,
-    history_dir: PathBuf,
+    /// The skill's history folder, opened beneath the user skills root.
+    history: Base,
+    /// The name of the version being prepared inside it.
+    name: String,
     identity: SkillIdentity,
     existed_before: bool,
     previous_hash: Option<String>,
 }
 
-/// Copies the skill folder aside before a write. The caller holds the lock.
-pub(crate) fn begin(home: &KnackHome, identity: &SkillIdentity) -> Result<Pending> {
-    let history_dir = skill_history_dir(home, &identity.qualified_id);
-    fs::create_dir_all(&history_dir).map_err(|e| io(&history_dir, e))?;
-    sweep_pending(&history_dir);
-    let dir = history_dir.join(format!(
-        "{PENDING_PREFIX}{}-{}",
-        std::process::id(),
-        unique_suffix()
-    ));
-    let snapshot = dir.join(SNAPSHOT_DIR);
-    fs::create_dir_all(&snapshot).map_err(|e| io(&snapshot, e))?;
-    let existed_before = identity.skill_dir.is_dir();
-    let mut previous_hash = None;
-    if existed_before {
-        copy_tree(&identity.skill_dir, &snapshot)?;
-        previous_hash = skill_guard::content_hash(&identity.skill_dir).ok();
-    }
-    Ok(Pending {
-        dir,
-        history_dir,
-        identity: identity.clone(),
-        existed_before,
-        previous_hash,
+/// Opens (creating it when missing) the history folder of `qualified_id`,
+/// beneath the user skills root and never through a link.
+fn open_history(home: &KnackHome, qualified_id: &str) -> Result<Base> {
+    let dir = skill_history_dir(home, qualified_id);
+    let root_path = home.skills_dir();
+    fs::create_dir_all(&root_path).map_err(|e| io(&root_path, e))?;
+    let root = Base::open(&root_path).map_err(|e| io(&root_path, e))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (fd, _) = beneath::create_dirs_at(root.fd.as_fd(), &[".history", &name])
+        .map_err(|e| link_or_io(&dir, e))?;
+    Ok(Base {
+        real: root.real.join(".history").join(name),
+        fd,
     })
+}
+
+/// Copies the skill folder aside before a write. `current` is the skill
+/// folder as the caller opened it (beneath its root, through no link), or
+/// `None` when there is none yet. The caller holds the lock.
+pub(crate) fn begin(
+    home: &KnackHome,
+    identity: &SkillIdentity,
+    current: Option<&Base>,
+) -> Result<Pending> {
+    let history = open_history(home, &identity.qualified_id)?;
+    sweep_pending(&history);
+    let name = format!("{PENDING_PREFIX}{}-{}", std::process::id(), unique_suffix());
+    let pending_path = history.real.join(&name);
+    let (snapshot, _) = beneath::create_dirs_at(history.fd.as_fd(), &[&name, SNAPSHOT_DIR])
+        .map_err(|e| io(&pending_path, e))?;
+    let mut pending = Pending {
+        history,
+        name,
+        identity: identity.clone(),
+        existed_before: current.is_some(),
+        previous_hash: None,
+    };
+    if let Some(current) = current {
+        if let Err(e) = beneath::copy_tree_at(current.fd.as_fd(), snapshot.as_fd()) {
+            pending.discard();
+            return Err(io(&current.real, e));
+        }
+        pending.previous_hash = skill_guard::content_hash(&current.real).ok();
+    }
+    Ok(pending)
 }
 
 impl Pending {
     /// Turns the copy into the next version, with its record.
     pub(crate) fn commit(self, action: &str, actor: Actor, file: Option<&str>) -> Result<usize> {
-        let version = next_version(&self.history_dir)?;
+        let version = next_version(&self.history.real)?;
         let hash = if self.identity.skill_dir.is_dir() {
             skill_guard::content_hash(&self.identity.skill_dir).ok()
         } else {
@@ -146,19 +173,24 @@ impl Pending {
             skill_dir: self.identity.skill_dir.clone(),
             file: file.map(str::to_owned),
         };
-        let record_path = self.dir.join(RECORD_FILE);
+        let pending_path = self.history.real.join(&self.name);
         let text = serde_json::to_string_pretty(&record)
             .map_err(|e| Error::History(format!("cannot encode a history record: {e}")))?;
-        atomic::write(&record_path, text.as_bytes()).map_err(|e| io(&record_path, e))?;
-        let target = self.history_dir.join(version.to_string());
-        fs::rename(&self.dir, &target).map_err(|e| io(&target, e))?;
-        atomic::sync_dir(&self.history_dir).map_err(|e| io(&self.history_dir, e))?;
+        let written = self
+            .history
+            .open_dir(&self.name)
+            .and_then(|dir| atomic::write_at(dir.fd.as_fd(), RECORD_FILE, text.as_bytes()));
+        written.map_err(|e| io(&pending_path.join(RECORD_FILE), e))?;
+        let target = version.to_string();
+        beneath::rename_noreplace(self.history.fd.as_fd(), &self.name, &target)
+            .map_err(|e| io(&self.history.real.join(&target), e))?;
+        rustix::fs::fsync(&self.history.fd).map_err(|e| io(&self.history.real, e.into()))?;
         Ok(version)
     }
 
     /// Drops the copy: the write did not happen.
     pub(crate) fn discard(self) {
-        let _ = fs::remove_dir_all(&self.dir);
+        let _ = beneath::remove_tree_at(self.history.fd.as_fd(), &self.name);
     }
 }
 
@@ -170,17 +202,13 @@ fn unique_suffix() -> u128 {
 }
 
 /// Removes copies of writers that died; called under the skill's lock.
-fn sweep_pending(history_dir: &Path) {
-    let Ok(entries) = fs::read_dir(history_dir) else {
+fn sweep_pending(history: &Base) {
+    let Ok(names) = beneath::entries(&history.fd) else {
         return;
     };
-    for entry in entries.flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(PENDING_PREFIX)
-        {
-            let _ = fs::remove_dir_all(entry.path());
+    for name in names {
+        if name.starts_with(PENDING_PREFIX) {
+            let _ = beneath::remove_tree_at(history.fd.as_fd(), &name);
         }
     }
 }
@@ -275,7 +303,7 @@ pub fn list_with_diffs(home: &KnackHome, skill: &str) -> Result<Vec<VersionDiff>
         let before = snapshot_skill_md(&dir, v);
         let after = match numbers.get(i + 1) {
             Some(&next) => snapshot_skill_md(&dir, next),
-            None => fs::read_to_string(record.skill_dir.join("SKILL.md")).unwrap_or_default(),
+            None => current_skill_md(&record).unwrap_or_default(),
         };
         out.push(VersionDiff {
             diff: unified_diff(&before, &after),
@@ -283,6 +311,15 @@ pub fn list_with_diffs(home: &KnackHome, skill: &str) -> Result<Vec<VersionDiff>
         });
     }
     Ok(out)
+}
+
+/// The recorded skill's SKILL.md as it is now, read beneath its root and
+/// never through a link (a folder swapped for a link shows nothing).
+fn current_skill_md(record: &HistoryRecord) -> Option<String> {
+    let root = Base::open(&root_of(record).ok()?).ok()?;
+    let folder = root.open_dir(&record.id).ok()?;
+    let bytes = beneath::read_file_at(folder.fd.as_fd(), "SKILL.md").ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn snapshot_skill_md(history_dir: &Path, version: usize) -> String {
@@ -335,17 +372,38 @@ pub fn rollback_as(
             record.name
         )));
     }
+    let root_path = root_of(&record)?;
     let identity = SkillIdentity {
         name: record.name.clone(),
         id: record.id.clone(),
         qualified_id: record.qualified_id.clone(),
-        skill_dir: record.skill_dir,
+        skill_dir: record.skill_dir.clone(),
     };
     let _lock = lock::lock_skill(&home.skills_dir(), &identity.skill_dir)
         .map_err(|e| io(&identity.skill_dir, e))?;
-    let pending = begin(home, &identity)?;
-    let source = dir.join(target.to_string()).join(SNAPSHOT_DIR);
-    if let Err(e) = replace_folder(&source, &identity.skill_dir) {
+    let root = Base::open(&root_path).map_err(|e| io(&root_path, e))?;
+    let current = match root.open_dir(&identity.id) {
+        Ok(folder) => Some(folder),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) if beneath::is_link_refusal(&e) => {
+            return Err(Error::History(format!(
+                "{} is a symbolic link or is reached through one, not the skill folder history recorded; skills are only restored into real folders beneath their root, so the rollback was refused and nothing changed",
+                identity.skill_dir.display()
+            )));
+        }
+        Err(e) => return Err(io(&identity.skill_dir, e)),
+    };
+    if let Some(folder) = &current {
+        let latest_hash = read_record(&dir, latest).ok().and_then(|r| r.hash);
+        check_same_skill(folder, &record, latest_hash.as_deref())?;
+    }
+    let pending = begin(home, &identity, current.as_ref())?;
+    let history = open_history(home, &identity.qualified_id)?;
+    let restored = history
+        .open_dir(&format!("{target}/{SNAPSHOT_DIR}"))
+        .map_err(|e| io(&dir.join(target.to_string()).join(SNAPSHOT_DIR), e))
+        .and_then(|source| replace_folder(&root, &identity, &source, current.is_some()));
+    if let Err(e) = restored {
         pending.discard();
         return Err(e);
     }
@@ -357,69 +415,139 @@ pub fn rollback_as(
     })
 }
 
-/// Swaps `dest` for a copy of `source`: build the copy beside it, move the
-/// old folder aside, move the copy in, remove the old one.
-fn replace_folder(source: &Path, dest: &Path) -> Result<()> {
-    let dest = if dest.exists() {
-        fs::canonicalize(dest).map_err(|e| io(dest, e))?
-    } else {
-        dest.to_path_buf()
+/// The skills root a record's skill lives beneath: its folder with the id
+/// (the folder's path below its root) taken off the end. A record whose id
+/// is not a plain relative path, or does not end its folder, is refused.
+fn root_of(record: &HistoryRecord) -> Result<PathBuf> {
+    let bad = || {
+        Error::History(format!(
+            "the history record of '{}' names the folder {} and the id '{}', which do not fit together; it is not used",
+            record.name,
+            record.skill_dir.display(),
+            record.id
+        ))
     };
-    let parent = dest
-        .parent()
-        .ok_or_else(|| Error::History(format!("{} has no parent folder", dest.display())))?;
-    atomic::create_dirs(parent).map_err(|e| io(parent, e))?;
-    let base = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tag = format!("{}-{}", std::process::id(), unique_suffix());
-    let incoming = parent.join(format!(".{base}.knack-restore-{tag}"));
-    let outgoing = parent.join(format!(".{base}.knack-old-{tag}"));
-    fs::create_dir_all(&incoming).map_err(|e| io(&incoming, e))?;
-    if let Err(e) = copy_tree(source, &incoming) {
-        let _ = fs::remove_dir_all(&incoming);
-        return Err(e);
+    let id = Path::new(&record.id);
+    if record.id.is_empty() || id.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(bad());
     }
-    let had_dest = dest.exists();
-    if had_dest {
-        fs::rename(&dest, &outgoing).map_err(|e| io(&dest, e))?;
+    if !record.skill_dir.is_absolute() || !record.skill_dir.ends_with(id) {
+        return Err(bad());
     }
-    if let Err(e) = fs::rename(&incoming, &dest) {
-        if had_dest {
-            let _ = fs::rename(&outgoing, &dest);
-        }
-        let _ = fs::remove_dir_all(&incoming);
-        return Err(io(&dest, e));
+    let mut root = record.skill_dir.clone();
+    for _ in id.components() {
+        root.pop();
     }
-    if had_dest {
-        let _ = fs::remove_dir_all(&outgoing);
-    }
-    atomic::sync_dir(parent).map_err(|e| io(parent, e))
+    Ok(root)
 }
 
-/// Copies regular files and folders; symbolic links are not followed (a
-/// skill's links are not its content). Every copied file and folder is on
-/// disk before this returns: a history version, or a folder a rollback puts
-/// back, is only renamed into place afterwards, and must not turn out empty
-/// after a crash while the write it stands for survived.
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    fs::create_dir_all(to).map_err(|e| io(to, e))?;
-    for entry in fs::read_dir(from).map_err(|e| io(from, e))? {
-        let entry = entry.map_err(|e| io(from, e))?;
-        let path = entry.path();
-        let kind = entry.file_type().map_err(|e| io(&path, e))?;
-        let dest = to.join(entry.file_name());
-        if kind.is_dir() {
-            copy_tree(&path, &dest)?;
-        } else if kind.is_file() {
-            fs::copy(&path, &dest).map_err(|e| io(&path, e))?;
-            fs::File::open(&dest)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| io(&dest, e))?;
-        }
+/// A rollback replaces only the skill it recorded: the folder in place must
+/// hold a SKILL.md named as recorded (or after its folder), or be byte for
+/// byte what the latest write left.
+fn check_same_skill(
+    folder: &Base,
+    record: &HistoryRecord,
+    latest_hash: Option<&str>,
+) -> Result<()> {
+    let dir_name = record.id.rsplit('/').next().unwrap_or_default();
+    let named = beneath::read_file_at(folder.fd.as_fd(), "SKILL.md")
+        .ok()
+        .and_then(|bytes: Vec<u8>| {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let parsed =
+                crate::frontmatter::parse_skill_md(crate::frontmatter::strip_bom(&text)).ok()?;
+            Some(
+                parsed
+                    .frontmatter
+                    .name
+                    .unwrap_or_else(|| dir_name.to_owned()),
+            )
+        });
+    if let Some(name) = &named
+        && (name.trim() == record.name || name.trim() == dir_name)
+    {
+        return Ok(());
     }
-    atomic::sync_dir(to).map_err(|e| io(to, e))
+    if latest_hash.is_some()
+        && skill_guard::content_hash(&folder.real).ok().as_deref() == latest_hash
+    {
+        return Ok(());
+    }
+    let what = match named {
+        Some(name) => format!("holds a different skill ('{}')", name.trim()),
+        None => "holds no readable SKILL.md".to_owned(),
+    };
+    Err(Error::History(format!(
+        "{} {what}, not the skill '{}' history recorded; the rollback was refused and nothing changed (move that folder away first if the recorded skill should come back)",
+        record.skill_dir.display(),
+        record.name
+    )))
+}
+
+/// Swaps the skill folder for a copy of `source`: build the copy beside it,
+/// move the old folder aside, move the copy in, remove the old one. All of
+/// it relative to the parent folder's handle, opened beneath `root` through
+/// no link; a link swapped in meanwhile is moved aside and removed itself,
+/// never followed.
+fn replace_folder(
+    root: &Base,
+    identity: &SkillIdentity,
+    source: &Base,
+    had_dest: bool,
+) -> Result<()> {
+    let dest = &identity.skill_dir;
+    let parts: Vec<&str> = identity.id.split('/').collect();
+    let Some((base, parents)) = parts.split_last() else {
+        return Err(Error::History(format!(
+            "{} has no parent folder",
+            dest.display()
+        )));
+    };
+    let (parent, created) =
+        beneath::create_dirs_at(root.fd.as_fd(), parents).map_err(|e| link_or_io(dest, e))?;
+    let drop_created = || {
+        if let Some((top_parent, top)) = &created {
+            let _ = beneath::remove_tree_at(top_parent.as_fd(), top);
+        }
+    };
+    let tag = format!("{}-{}", std::process::id(), unique_suffix());
+    let incoming = format!(".{base}.knack-restore-{tag}");
+    let outgoing = format!(".{base}.knack-old-{tag}");
+    let copied = beneath::create_dirs_at(parent.as_fd(), &[&incoming])
+        .and_then(|(into, _)| beneath::copy_tree_at(source.fd.as_fd(), into.as_fd()));
+    if let Err(e) = copied {
+        let _ = beneath::remove_tree_at(parent.as_fd(), &incoming);
+        drop_created();
+        return Err(io(dest, e));
+    }
+    if had_dest && let Err(e) = beneath::rename_noreplace(parent.as_fd(), base, &outgoing) {
+        let _ = beneath::remove_tree_at(parent.as_fd(), &incoming);
+        return Err(io(dest, e));
+    }
+    if let Err(e) = beneath::rename_noreplace(parent.as_fd(), &incoming, base) {
+        if had_dest {
+            let _ = beneath::rename_noreplace(parent.as_fd(), &outgoing, base);
+        }
+        let _ = beneath::remove_tree_at(parent.as_fd(), &incoming);
+        drop_created();
+        return Err(io(dest, e));
+    }
+    if had_dest {
+        let _ = beneath::remove_tree_at(parent.as_fd(), &outgoing);
+    }
+    rustix::fs::fsync(&parent).map_err(|e| io(dest, e.into()))
+}
+
+/// An I/O error, or the rule when it was a link that stopped it.
+fn link_or_io(path: &Path, e: std::io::Error) -> Error {
+    if beneath::is_link_refusal(&e) {
+        Error::History(format!(
+            "{} is reached through a symbolic link; history and rollback never write through links",
+            path.display()
+        ))
+    } else {
+        io(path, e)
+    }
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {
@@ -442,8 +570,13 @@ mod tests {
         }
     }
 
+    /// The skill folder as a write opens it, when it exists.
+    fn current(who: &SkillIdentity) -> Option<Base> {
+        Base::open(&who.skill_dir).ok()
+    }
+
     fn write_version(home: &KnackHome, who: &SkillIdentity, text: &str, action: &str) -> usize {
-        let pending = begin(home, who).unwrap();
+        let pending = begin(home, who, current(who).as_ref()).unwrap();
         fs::create_dir_all(&who.skill_dir).unwrap();
         fs::write(who.skill_dir.join("SKILL.md"), text).unwrap();
         pending.commit(action, Actor::Agent, None).unwrap()
@@ -508,7 +641,7 @@ mod tests {
         write_version(&home, &who, "keep me\n", "create");
         fs::create_dir_all(who.skill_dir.join("references")).unwrap();
         fs::write(who.skill_dir.join("references/r.md"), "ref").unwrap();
-        let pending = begin(&home, &who).unwrap();
+        let pending = begin(&home, &who, current(&who).as_ref()).unwrap();
         fs::remove_dir_all(&who.skill_dir).unwrap();
         pending.commit("delete", Actor::User, None).unwrap();
         assert_eq!(list(&home, "gone").unwrap()[1].hash, None);
@@ -525,7 +658,9 @@ mod tests {
         let home = KnackHome::at(tmp.path());
         let who = identity(&home, "b");
         write_version(&home, &who, "x\n", "create");
-        begin(&home, &who).unwrap().discard();
+        begin(&home, &who, current(&who).as_ref())
+            .unwrap()
+            .discard();
         let dir = skill_history_dir(&home, &who.qualified_id);
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
     }

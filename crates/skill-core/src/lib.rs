@@ -1,6 +1,7 @@
 //! The skill system's core: the SKILL.md model, lenient parsing, write-side
 //! validation, the one discovery engine, progressive disclosure and preprocessing.
 
+mod beneath;
 pub mod cache;
 pub mod clock;
 pub mod disclosure;

@@ -16,6 +16,7 @@ use std::sync::{Mutex, mpsc};
 
 use rustix::fs::{Dir, FileType, Mode, OFlags};
 
+use crate::beneath::{self, Base, DIR_FLAGS, Links};
 use crate::discovery::{
     SkillPlace, SkillRead, build_skill, category_description, read_head, read_skill_from,
     unreadable,
@@ -116,6 +117,9 @@ fn walk_roots_on(options: &DiscoveryOptions, threads: usize) -> WalkOutput {
 struct Queued {
     dir: PathBuf,
     rel: String,
+    /// The folder's real path below the root (no links in it), by which it
+    /// is opened: `rel` differs only below a link that stays inside the root.
+    real: String,
     depth: usize,
 }
 
@@ -127,17 +131,25 @@ fn walk_root(
     out: &mut WalkOutput,
     claimed: &mut FolderKeys<usize>,
 ) -> bool {
-    let is_dir = fs::metadata(root).is_ok_and(|m| m.is_dir());
-    if !is_dir {
-        out.fingerprint
-            .record(root, StampKind::Folder, FileState::read(root));
-        return false;
-    }
-    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    // The root is resolved once (it may be a link the user configured);
+    // every folder and file below is opened relative to this handle.
+    let base = match Base::open(root) {
+        Ok(base) => base,
+        Err(e) => {
+            if fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+                out.notices
+                    .push(format!("cannot read directory {}: {e}", root.display()));
+            }
+            out.fingerprint
+                .record(root, StampKind::Folder, FileState::read(root));
+            return false;
+        }
+    };
     let mut visited: FolderKeys<()> = FolderKeys::default();
     let mut level = vec![Queued {
         dir: root.to_path_buf(),
         rel: String::new(),
+        real: String::new(),
         depth: 0,
     }];
     let mut dirs_read = 0usize;
@@ -164,25 +176,19 @@ fn walk_root(
             index: root_index,
             scope: &options.roots[root_index].scope,
         };
-        read_level_in_order(
-            &level,
-            &root_ref,
-            &canonical_root,
-            threads,
-            |queued, read| {
-                accept_folder(
-                    queued,
-                    read,
-                    root_index,
-                    options,
-                    out,
-                    claimed,
-                    &mut visited,
-                    &mut truncated,
-                    &mut next,
-                );
-            },
-        );
+        read_level_in_order(&level, &root_ref, &base, threads, |queued, read| {
+            accept_folder(
+                queued,
+                read,
+                root_index,
+                options,
+                out,
+                claimed,
+                &mut visited,
+                &mut truncated,
+                &mut next,
+            );
+        });
         level = next;
     }
     truncated
@@ -267,19 +273,26 @@ fn accept_folder(
     }
 
     for child in children {
+        let mut real = child.real;
         if let Some(link) = child.link {
             // Symlinks (and unknown types) were resolved by the reading thread.
             match link.state {
-                Some(_) if link.is_dir => {
+                Some(state) if link.is_dir => match link.inside {
                     // Stamped when the folder itself is read, through the link.
-                    if let Some(target) = link.outside_root {
+                    Ok(inside) => real = inside,
+                    Err(target) => {
+                        // Never walked: a link may not carry discovery out of
+                        // its root. Stamped, so pointing it elsewhere is noticed.
+                        out.fingerprint
+                            .record(&child.path, StampKind::Folder, Some(state));
                         out.notices.push(format!(
-                            "link {} leads outside its root, to {}",
+                            "link {} leads outside its root, to {}; it is not followed (add that folder to skills.external_dirs to use its skills)",
                             child.path.display(),
                             target.display()
                         ));
+                        continue;
                     }
-                }
+                },
                 state => {
                     // Stamped, so a link that is fixed or pointed elsewhere later is noticed.
                     out.fingerprint
@@ -310,6 +323,7 @@ fn accept_folder(
         next.push(Queued {
             dir: child.path,
             rel,
+            real,
             depth: queued.depth + 1,
         });
     }
@@ -365,6 +379,9 @@ struct FoundSkill {
 struct Child {
     name: String,
     path: PathBuf,
+    /// Its real path below the root, when it is a real folder (a link's is
+    /// found by resolving it).
+    real: String,
     symlink: bool,
     /// A support folder of a skill (never walked).
     support: bool,
@@ -376,8 +393,9 @@ struct Child {
 struct LinkTarget {
     state: Option<FileState>,
     is_dir: bool,
-    /// The target, when the link leaves the root's real path.
-    outside_root: Option<PathBuf>,
+    /// For a folder: its real path below the root, or the target when it
+    /// leaves the root.
+    inside: Result<String, PathBuf>,
 }
 
 /// Reads every folder of one level and hands each read to `accept` in
@@ -387,11 +405,11 @@ struct LinkTarget {
 fn read_level_in_order(
     level: &[Queued],
     root: &RootRef<'_>,
-    canonical_root: &Path,
+    base: &Base,
     threads: usize,
     mut accept: impl FnMut(&Queued, FolderRead),
 ) {
-    let read = |q: &Queued| read_folder(q, root, canonical_root);
+    let read = |q: &Queued| read_folder(q, root, base);
     if threads <= 1 || level.len() < PARALLEL_LEVEL {
         for queued in level {
             accept(queued, read(queued));
@@ -454,7 +472,7 @@ fn read_level_in_order(
     });
 }
 
-fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> FolderRead {
+fn read_folder(queued: &Queued, root: &RootRef<'_>, base: &Base) -> FolderRead {
     let (dir, is_root) = (queued.dir.as_path(), queued.depth == 0);
     let mut read = FolderRead {
         state: None,
@@ -470,12 +488,26 @@ fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> Fo
         description: None,
         children: Vec::new(),
     };
-    let fd = match open_folder(dir) {
+    // By its real path below the root's handle, through no link: a folder
+    // swapped for a link after it was listed is not read, not followed.
+    let opened = beneath::open(
+        base.fd.as_fd(),
+        &base.real,
+        Path::new(&queued.real),
+        DIR_FLAGS,
+        Links::Never,
+    );
+    let fd = match opened {
         Ok(fd) => fd,
         Err(e) => {
             read.state = FileState::read(dir);
             read.stamp.state = read.state;
-            read.listing = Err(e.to_string());
+            read.listing = Err(if beneath::is_link_refusal(&e) {
+                "it turned into a symbolic link while the walk read it; it was not followed"
+                    .to_owned()
+            } else {
+                e.to_string()
+            });
             return read;
         }
     };
@@ -483,12 +515,20 @@ fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> Fo
     read.stamp.state = read.state;
     let entries = match list_folder(fd) {
         Ok((entries, listed)) => {
-            let has = |name: &str| entries.iter().any(|e| e.name == name);
+            let kind_of = |name: &str| entries.iter().find(|e| e.name == name).map(|e| e.kind);
             if let Ok(dir_fd) = listed.fd() {
-                if !is_root && has("SKILL.md") {
-                    read.skill = Some(read_and_build(&dir_fd, queued, root));
-                } else if !is_root && has("DESCRIPTION.md") {
-                    read.description = Some(read_description_at(&dir_fd, dir));
+                let at = Listed {
+                    dir: dir_fd,
+                    base,
+                    real: &queued.real,
+                };
+                match (kind_of("SKILL.md"), kind_of("DESCRIPTION.md")) {
+                    _ if is_root => {}
+                    (Some(kind), _) => read.skill = Some(read_and_build(&at, kind, queued, root)),
+                    (None, Some(kind)) => {
+                        read.description = Some(read_description_at(&at, kind, dir));
+                    }
+                    (None, None) => {}
                 }
             }
             entries
@@ -506,11 +546,11 @@ fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> Fo
         .filter(DirEntryInfo::walkable)
         .map(|entry| {
             let path = dir.join(&entry.name);
-            let link = (entry.kind != EntryKind::Dir)
-                .then(|| resolve_link(&path, entry.kind, canonical_root));
+            let link = (entry.kind != EntryKind::Dir).then(|| resolve_link(&path, &base.real));
             Child {
                 support: has_skill_md && SUPPORT_DIRS.contains(&entry.name.as_str()),
                 symlink: entry.kind == EntryKind::Symlink,
+                real: child_rel(&queued.real, &entry.name),
                 name: entry.name,
                 path,
                 link,
@@ -520,26 +560,40 @@ fn read_folder(queued: &Queued, root: &RootRef<'_>, canonical_root: &Path) -> Fo
     read
 }
 
-fn resolve_link(child: &Path, kind: EntryKind, canonical_root: &Path) -> LinkTarget {
+/// `parent/name` below the root (`name` alone at the root).
+fn child_rel(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// Where a symlink (or an entry of unknown type) leads: its target's state,
+/// and for a folder its real path below the root, or the target outside it.
+fn resolve_link(child: &Path, canonical_root: &Path) -> LinkTarget {
     let Ok(meta) = fs::metadata(child) else {
         return LinkTarget {
             state: None,
             is_dir: false,
-            outside_root: None,
+            inside: Err(PathBuf::new()),
         };
     };
-    let outside_root = if kind == EntryKind::Symlink && meta.is_dir() {
-        child
-            .canonicalize()
-            .ok()
-            .filter(|target| !target.starts_with(canonical_root))
+    let inside = if meta.is_dir() {
+        match child.canonicalize() {
+            Ok(target) => match target.strip_prefix(canonical_root) {
+                Ok(rel) => Ok(rel.to_string_lossy().into_owned()),
+                Err(_) => Err(target),
+            },
+            Err(_) => Err(child.to_path_buf()),
+        }
     } else {
-        None
+        Err(PathBuf::new())
     };
     LinkTarget {
         state: Some(FileState::of(&meta)),
         is_dir: meta.is_dir(),
-        outside_root,
+        inside,
     }
 }
 
@@ -567,11 +621,24 @@ struct RootRef<'a> {
     scope: &'a Scope,
 }
 
+/// A listed folder, with what is needed to open its files beneath the root.
+struct Listed<'a> {
+    dir: std::os::fd::BorrowedFd<'a>,
+    base: &'a Base,
+    /// The folder's real path below the root.
+    real: &'a str,
+}
+
 /// Reads and parses a folder's SKILL.md and builds the skill, on the
 /// reading thread, with the stamp the walk records for it.
-fn read_and_build(dir_fd: &impl AsFd, queued: &Queued, root: &RootRef<'_>) -> FoundSkill {
+fn read_and_build(
+    at: &Listed<'_>,
+    kind: EntryKind,
+    queued: &Queued,
+    root: &RootRef<'_>,
+) -> FoundSkill {
     let skill_md = queued.dir.join("SKILL.md");
-    let read = read_skill_at(dir_fd, &skill_md);
+    let read = read_skill_at(at, kind, &skill_md);
     let stamp = Stamp {
         path: skill_md.clone(),
         kind: StampKind::SkillFile,
@@ -595,10 +662,21 @@ fn read_and_build(dir_fd: &impl AsFd, queued: &Queued, root: &RootRef<'_>) -> Fo
 }
 
 /// SKILL.md opened relative to its folder (no second path lookup); its
-/// state comes from the open handle.
-fn read_skill_at(dir_fd: &impl AsFd, path: &Path) -> SkillRead {
-    match open_file_at(dir_fd, "SKILL.md") {
+/// state comes from the open handle. A link is read only when it stays
+/// beneath the root; one that leaves it is reported and never opened.
+fn read_skill_at(at: &Listed<'_>, kind: EntryKind, path: &Path) -> SkillRead {
+    match open_listed(at, "SKILL.md", kind) {
         Ok(file) => read_skill_from(file, path),
+        Err(e) if beneath::is_link_refusal(&e) => SkillRead {
+            state: FileState::read(path),
+            digest: None,
+            outcome: Err(format!(
+                "SKILL.md is a symbolic link that leads outside its skills root{}; it is never read",
+                fs::read_link(path)
+                    .map(|t| format!(" (to {})", t.display()))
+                    .unwrap_or_default()
+            )),
+        },
         Err(e) => SkillRead {
             state: FileState::read(path),
             digest: None,
@@ -608,7 +686,7 @@ fn read_skill_at(dir_fd: &impl AsFd, path: &Path) -> SkillRead {
 }
 
 /// A category's DESCRIPTION.md, with the stamp the walk records for it.
-fn read_description_at(dir_fd: &impl AsFd, dir: &Path) -> (Stamp, Option<String>) {
+fn read_description_at(at: &Listed<'_>, kind: EntryKind, dir: &Path) -> (Stamp, Option<String>) {
     let mut stamp = Stamp {
         path: dir.join("DESCRIPTION.md"),
         kind: StampKind::CategoryFile,
@@ -616,7 +694,7 @@ fn read_description_at(dir_fd: &impl AsFd, dir: &Path) -> (Stamp, Option<String>
         shape: 0,
         digest: None,
     };
-    let description = open_file_at(dir_fd, "DESCRIPTION.md")
+    let description = open_listed(at, "DESCRIPTION.md", kind)
         .and_then(read_head)
         .ok()
         .and_then(|head| {
@@ -627,13 +705,27 @@ fn read_description_at(dir_fd: &impl AsFd, dir: &Path) -> (Stamp, Option<String>
     (stamp, description)
 }
 
-fn open_file_at(dir_fd: &impl AsFd, name: &str) -> std::io::Result<fs::File> {
-    let fd = rustix::fs::openat(
-        dir_fd,
-        name,
-        OFlags::RDONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+/// Opens the file `name` of a listed folder. Listed as a regular file, it is
+/// opened with `O_NOFOLLOW` in the same call as before (a link swapped in
+/// since the listing fails the open); listed as a link, it is resolved
+/// beneath the root, and refused when it leaves it.
+fn open_listed(at: &Listed<'_>, name: &str, kind: EntryKind) -> std::io::Result<fs::File> {
+    let fd = if kind == EntryKind::File {
+        rustix::fs::openat(
+            at.dir,
+            name,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )?
+    } else {
+        beneath::open(
+            at.base.fd.as_fd(),
+            &at.base.real,
+            Path::new(&child_rel(at.real, name)),
+            OFlags::RDONLY,
+            Links::Inside,
+        )?
+    };
     Ok(fs::File::from(fd))
 }
 

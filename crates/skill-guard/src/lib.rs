@@ -5,6 +5,7 @@ mod catalog;
 mod finding;
 mod hash;
 mod ignore;
+mod normalize;
 mod policy;
 mod report;
 mod scan;
@@ -20,7 +21,7 @@ pub use policy::{PolicyDecision, decide, verdict_of};
 pub use report::ScanReport;
 pub use scan::{ScanScope, scan_text};
 pub use structure::{MAX_FILE_COUNT, MAX_SINGLE_FILE_BYTES, MAX_TOTAL_BYTES, normalize_lexically};
-pub use walk::scan_skill_dir;
+pub use walk::{scan_skill_dir, scan_skill_dir_with};
 
 use std::path::PathBuf;
 

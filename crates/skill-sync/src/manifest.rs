@@ -217,13 +217,20 @@ mod tests {
         m.entries.insert("a/b".into(), h('1'));
         write(dir.path(), &m).unwrap();
         let path = dir.path().join(MANIFEST_FILE);
-        let before = std::fs::metadata(&path).unwrap().modified().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // A rewrite renames a new file into place, so the inode would change;
+        // unlike the mtime, that needs no pause and no clock granularity.
+        let inode = |p: &std::path::Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).unwrap().ino()
+        };
+        let before = inode(&path);
         write(dir.path(), &m).unwrap();
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().modified().unwrap(),
-            before
-        );
+        assert_eq!(inode(&path), before, "identical content was rewritten");
+        let mut changed = m.clone();
+        changed.entries.insert("c/d".into(), h('2'));
+        write(dir.path(), &changed).unwrap();
+        assert_ne!(inode(&path), before, "the inode shows a rewrite");
+        write(dir.path(), &m).unwrap();
         assert_eq!(read(dir.path()).unwrap(), Loaded::Ok(m));
         let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(leftovers, 1, "no temp file left behind");

@@ -20,6 +20,10 @@ struct FrozenParts<'a> {
 
 /// Checks every `/chat/completions` request in `requests`:
 ///
+/// - every message has a known role (`system`, `user`, `assistant`, `tool`),
+///   the system prompt is `messages[0]` and the only system message, user and
+///   system messages carry content, and assistant messages carry content or
+///   tool calls;
 /// - each assistant tool call is answered by exactly one `tool` message with
 ///   its id, and the answers follow their call directly (only other answers
 ///   in between), as OpenAI-compatible servers require;
@@ -27,39 +31,65 @@ struct FrozenParts<'a> {
 /// - within one `X-Knack-Session`, every request's `messages[0]` and `tools`
 ///   are byte-identical to the first request's.
 ///
-/// Returns every violation found, one per line.
+/// Returns every violation found, one per line. The mock server runs the same
+/// checks on each request as it arrives (see [`InvariantChecker`]).
 pub fn check_invariants(requests: &[CapturedRequest]) -> Result<(), String> {
-    let mut problems = Vec::new();
-    let mut first_in_session: BTreeMap<String, (usize, String, Option<String>)> = BTreeMap::new();
+    let mut checker = InvariantChecker::default();
+    let problems: Vec<String> = requests
+        .iter()
+        .enumerate()
+        .flat_map(|(number, request)| checker.check(number, request))
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
 
-    for (number, request) in requests.iter().enumerate() {
+/// The invariants of [`check_invariants`], checked one request at a time: it
+/// remembers each session's first request so later ones can be compared to it.
+#[derive(Debug, Default)]
+pub struct InvariantChecker {
+    /// Session id -> (request number, `messages[0]` bytes, `tools` bytes).
+    first_in_session: BTreeMap<String, (usize, String, Option<String>)>,
+}
+
+impl InvariantChecker {
+    /// Checks request number `number` (its place among all requests the
+    /// server received, used in the messages); returns its violations.
+    /// Requests other than `/chat/completions` have none.
+    pub fn check(&mut self, number: usize, request: &CapturedRequest) -> Vec<String> {
+        let mut problems = Vec::new();
         if !request.is_chat_completion() {
-            continue;
+            return problems;
         }
         let label = format!("request #{number}");
         let Some(messages) = request.body.get("messages").and_then(Value::as_array) else {
             problems.push(format!("{label}: body has no `messages` array"));
-            continue;
+            return problems;
         };
+        check_roles(&label, messages, &mut problems);
         check_tool_pairing(&label, messages, &mut problems);
 
         let parts = match serde_json::from_str::<FrozenParts<'_>>(&request.raw_body) {
             Ok(parts) => parts,
             Err(err) => {
                 problems.push(format!("{label}: cannot read body: {err}"));
-                continue;
+                return problems;
             }
         };
         let Some(system) = parts.messages.first() else {
             problems.push(format!("{label}: `messages` is empty"));
-            continue;
+            return problems;
         };
         let system = system.get().to_owned();
         let tools = parts.tools.map(|t| t.get().to_owned());
         let session = request.session().unwrap_or("").to_owned();
-        match first_in_session.get(&session) {
+        match self.first_in_session.get(&session) {
             None => {
-                first_in_session.insert(session, (number, system, tools));
+                self.first_in_session
+                    .insert(session, (number, system, tools));
             }
             Some((first, first_system, first_tools)) => {
                 if *first_system != system {
@@ -74,12 +104,40 @@ pub fn check_invariants(requests: &[CapturedRequest]) -> Result<(), String> {
                 }
             }
         }
+        problems
     }
+}
 
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n"))
+/// Roles OpenAI-compatible servers accept, and the shape each must have.
+fn check_roles(label: &str, messages: &[Value], problems: &mut Vec<String>) {
+    for (index, message) in messages.iter().enumerate() {
+        let Some(role) = message.get("role").and_then(Value::as_str) else {
+            problems.push(format!("{label}: messages[{index}] has no role"));
+            continue;
+        };
+        let has = |field: &str| message.get(field).is_some_and(|v| !v.is_null());
+        match role {
+            // knack's system prompt is frozen at the top; anything added later
+            // enters as a user message, so a second system message is a bug.
+            "system" if index != 0 => problems.push(format!(
+                "{label}: messages[{index}] is a system message after messages[0]"
+            )),
+            "system" | "user" if !has("content") => problems.push(format!(
+                "{label}: messages[{index}] ({role}) has no content"
+            )),
+            "assistant" if !has("content") && !has("tool_calls") => problems.push(format!(
+                "{label}: messages[{index}] (assistant) has neither content nor tool_calls"
+            )),
+            "system" | "user" | "assistant" | "tool" => {}
+            other => problems.push(format!(
+                "{label}: messages[{index}] has an unknown role '{other}'"
+            )),
+        }
+        if index == 0 && role != "system" {
+            problems.push(format!(
+                "{label}: messages[0] is a {role} message, not the system prompt"
+            ));
+        }
     }
 }
 
@@ -237,6 +295,47 @@ mod tests {
         assert!(
             report.contains("request #2: tools differ from request #0"),
             "{report}"
+        );
+    }
+
+    #[test]
+    fn unknown_roles_misplaced_system_messages_and_empty_messages_are_reported() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "no system prompt first"},
+            {"role": "system", "content": "late"},
+            {"role": "developer", "content": "?"},
+            {"content": "no role"},
+            {"role": "assistant"},
+            {"role": "user", "content": null},
+        ]});
+        let report = check_invariants(&[request("s", body)]).unwrap_err();
+        for expected in [
+            "messages[0] is a user message, not the system prompt",
+            "messages[1] is a system message after messages[0]",
+            "messages[2] has an unknown role 'developer'",
+            "messages[3] has no role",
+            "messages[4] (assistant) has neither content nor tool_calls",
+            "messages[5] (user) has no content",
+        ] {
+            assert!(report.contains(expected), "{expected}: {report}");
+        }
+        assert_eq!(report.lines().count(), 6, "{report}");
+    }
+
+    #[test]
+    fn the_checker_compares_each_request_with_its_sessions_first() {
+        let mut checker = InvariantChecker::default();
+        let first = request("s", json!({"messages": [system()], "tools": [1]}));
+        let changed = request(
+            "s",
+            json!({"messages": [{"role": "system", "content": "x"}], "tools": [1]}),
+        );
+        assert!(checker.check(0, &first).is_empty());
+        assert!(checker.check(1, &first).is_empty());
+        let problems = checker.check(2, &changed);
+        assert_eq!(
+            problems,
+            ["request #2: messages[0] differs from request #0 of session 's'"]
         );
     }
 

@@ -11,9 +11,9 @@ mod static_server;
 
 pub use bench::print_bench;
 pub use git::{git, git_repo};
-pub use invariants::check_invariants;
+pub use invariants::{InvariantChecker, check_invariants};
 pub use reply::{ScriptedReply, ScriptedToolCall, ScriptedUsage};
-pub use server::{CapturedRequest, MockModelServer, NO_REPLY_LEFT, Purpose};
+pub use server::{CapturedRequest, INVARIANT_VIOLATED, MockModelServer, NO_REPLY_LEFT, Purpose};
 pub use static_server::{StaticRequest, StaticRoute, StaticServer};
 
 use serde::{Deserialize, Serialize};

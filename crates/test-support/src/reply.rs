@@ -28,6 +28,10 @@ pub struct ScriptedReply {
     pub finish_reason: Option<String>,
     /// Send only this many SSE frames, then close the socket without `[DONE]`.
     pub cut_after_chunks: Option<usize>,
+    /// Send only this many SSE frames, then keep the connection open and
+    /// silent until the server is dropped: a stall no timeout can outwait,
+    /// so timeout tests do not depend on how fast the machine is.
+    pub stall_after_chunks: Option<usize>,
     /// Pause before each SSE frame.
     pub chunk_delay_ms: u64,
     /// Pause before the response headers.
@@ -145,6 +149,11 @@ impl ScriptedReply {
 
     pub fn cut_after_chunks(mut self, frames: usize) -> Self {
         self.cut_after_chunks = Some(frames);
+        self
+    }
+
+    pub fn stall_after_chunks(mut self, frames: usize) -> Self {
+        self.stall_after_chunks = Some(frames);
         self
     }
 

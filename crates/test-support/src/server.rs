@@ -1,6 +1,7 @@
 //! A scripted OpenAI-compatible model server on 127.0.0.1, hand-rolled on a TcpListener.
 //! It runs on its own thread and runtime so sync tests and subprocesses can talk to it too.
 
+use crate::invariants::InvariantChecker;
 use crate::listener::{ServerThread, spawn_server};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io;
@@ -82,6 +83,11 @@ impl CapturedRequest {
 struct Shared {
     queues: Mutex<HashMap<Purpose, VecDeque<ScriptedReply>>>,
     requests: Mutex<Vec<CapturedRequest>>,
+    /// Checks each chat request against the invariants as it arrives.
+    checker: Mutex<InvariantChecker>,
+    /// Invariant violations not yet taken by the test; dropping the server
+    /// with any left fails the test.
+    violations: Mutex<Vec<String>>,
     /// Append each captured request as a JSON line here (for end-to-end runs).
     request_log: Option<PathBuf>,
 }
@@ -94,7 +100,18 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The message tests see when they sent more requests than they scripted.
 pub const NO_REPLY_LEFT: &str = "mock: no scripted reply left";
 
+/// The start of the error message a request breaking an invariant gets.
+pub const INVARIANT_VIOLATED: &str = "mock: request breaks the invariants";
+
 /// A scripted model server. Dropping it stops the server.
+///
+/// Every `/chat/completions` request is checked against the invariants of
+/// [`crate::check_invariants`] as it arrives. A request that breaks one is
+/// answered `400` with the violations in the error message (so the client
+/// fails at once, as a real server would refuse it), and the violations are
+/// kept: dropping the server while any are left panics, so the test fails
+/// even when the client swallowed the error. Tests that send bad requests on
+/// purpose read them with [`MockModelServer::take_violations`].
 pub struct MockModelServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
@@ -191,6 +208,37 @@ impl MockModelServer {
             .filter(CapturedRequest::is_chat_completion)
             .collect()
     }
+
+    /// The invariant violations seen so far, one per line, without taking them.
+    pub fn violations(&self) -> Vec<String> {
+        locked(&self.shared.violations).clone()
+    }
+
+    /// Takes the invariant violations seen so far, so dropping the server
+    /// does not fail the test; for tests that break the invariants on purpose.
+    pub fn take_violations(&self) -> Vec<String> {
+        std::mem::take(&mut *locked(&self.shared.violations))
+    }
+}
+
+impl Drop for MockModelServer {
+    fn drop(&mut self) {
+        let violations = self.take_violations();
+        if violations.is_empty() {
+            return;
+        }
+        let report = format!(
+            "the mock model server received requests that break the invariants:\n{}",
+            violations.join("\n")
+        );
+        // A second panic while unwinding would abort the whole test binary
+        // and hide the first failure; print the report instead.
+        if std::thread::panicking() {
+            eprintln!("{report}");
+        } else {
+            panic!("{report}");
+        }
+    }
 }
 
 /// Headers larger than this are a broken client, not a test case.
@@ -200,6 +248,19 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
     let Ok(Some(request)) = read_request(&mut stream).await else {
         return;
     };
+    let number = record(&shared, &request);
+    let problems = locked(&shared.checker).check(number, &request);
+    if !problems.is_empty() {
+        let message = format!("{INVARIANT_VIOLATED}: {}", problems.join("; "));
+        eprintln!("mock-model-server: {message}");
+        locked(&shared.violations).extend(problems);
+        // 400, not 500: a real server refuses such a request and the client
+        // must not retry it; no scripted reply is used up.
+        let body = json!({"error": {"message": message, "type": "mock_invariant_violation"}});
+        let _ = send_json(&mut stream, 400, &body, None).await;
+        let _ = stream.shutdown().await;
+        return;
+    }
     let reply = if request.is_chat_completion() {
         let purpose = Purpose::from_header(request.purpose());
         Some(
@@ -210,7 +271,6 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
     } else {
         None
     };
-    record(&shared, &request);
 
     // Write errors mean the client went away; the test will see that on its side.
     let _ = match reply {
@@ -229,8 +289,13 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
     let _ = stream.shutdown().await;
 }
 
-fn record(shared: &Shared, request: &CapturedRequest) {
-    locked(&shared.requests).push(request.clone());
+/// Captures `request`; returns its number (its place among all requests).
+fn record(shared: &Shared, request: &CapturedRequest) -> usize {
+    let number = {
+        let mut requests = locked(&shared.requests);
+        requests.push(request.clone());
+        requests.len() - 1
+    };
     if let Some(path) = &shared.request_log {
         let line = serde_json::to_string(request).unwrap_or_default();
         let appended = std::fs::OpenOptions::new()
@@ -242,6 +307,7 @@ fn record(shared: &Shared, request: &CapturedRequest) {
             eprintln!("mock-model-server: cannot write {}: {err}", path.display());
         }
     }
+    number
 }
 
 async fn read_request(stream: &mut TcpStream) -> io::Result<Option<CapturedRequest>> {
@@ -354,7 +420,10 @@ async fn send_reply(stream: &mut TcpStream, reply: &ScriptedReply) -> io::Result
     stream.write_all(head.as_bytes()).await?;
     stream.flush().await?;
     let frames = reply.frames();
-    let limit = reply.cut_after_chunks.unwrap_or(frames.len());
+    let limit = reply
+        .stall_after_chunks
+        .or(reply.cut_after_chunks)
+        .unwrap_or(frames.len());
     for frame in frames.iter().take(limit) {
         if reply.chunk_delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(reply.chunk_delay_ms)).await;
@@ -363,6 +432,10 @@ async fn send_reply(stream: &mut TcpStream, reply: &ScriptedReply) -> io::Result
         let framed = format!("{:x}\r\n{event}\r\n", event.len());
         stream.write_all(framed.as_bytes()).await?;
         stream.flush().await?;
+    }
+    if reply.stall_after_chunks.is_some() {
+        // The server's runtime drops this task when the test drops the server.
+        std::future::pending::<()>().await;
     }
     if limit >= frames.len() {
         stream.write_all(b"0\r\n\r\n").await?;

@@ -6,6 +6,7 @@ mod discovery;
 mod guard;
 mod manage;
 mod prompt;
+mod sandbox;
 mod sync;
 mod tui;
 
@@ -94,6 +95,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "tui",
         run: tui::run,
+    },
+    Group {
+        name: "sandbox",
+        run: sandbox::run,
     },
 ];
 

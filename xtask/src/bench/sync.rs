@@ -83,6 +83,12 @@ fn measure_all(ws: &Workspace, args: &BenchArgs, knack: &Path, work: &Path) -> R
         check,
         Target::None,
     ));
+    let hash_check = super::bench_line(&lines, "noop_is_current", &output)?;
+    rows.push(Row::from_bench(
+        "no-op sync in-process: `is_current` set-hash check alone",
+        hash_check,
+        Target::None,
+    ));
 
     let table = super::render_table(&rows);
     println!("\n{table}");

@@ -19,6 +19,7 @@ use skill_core::{DiscoveryCache, PreprocessOptions};
 
 use crate::invocation::{Invocation, InvocationVia, render_invocation};
 use crate::model::{ChatMessage, FrozenTools, ModelClient, freeze_tools};
+use crate::secrets::Redactor;
 use crate::session_store::{NewSession, SessionStore, new_session_id};
 use crate::tools::{Approver, ToolContext, ToolRegistry};
 use crate::{Error, Result};
@@ -114,6 +115,8 @@ impl Session {
         let registry = Arc::new(ToolRegistry::for_toolsets(&options.config.agent.toolsets));
         let review_threshold = options.config.skills.review_after_tool_calls;
         let preprocess = PreprocessOptions::from_config(&options.config.skills);
+        // Built once: the secrets this session must never store or send.
+        let redactor = Arc::new(Redactor::from_environment(&options.home, &options.config));
 
         let (id, system_prompt, tools, history, stored_catalog) = match &options.resume {
             Some(resume_id) => {
@@ -163,15 +166,18 @@ impl Session {
                     tracing::warn!(%warning, "system prompt");
                 }
                 let tools = freeze_tools(registry.specs())?;
+                // The memory provider's output, memory files and context files
+                // are all in the prompt; a secret among them is stored and sent.
+                let prompt_text = redactor.redact(&prompt.text()).into_owned();
                 store.create_session(&NewSession {
                     id: Some(id.clone()),
                     model: options.model.clone(),
-                    system_prompt: prompt.text(),
+                    system_prompt: prompt_text.clone(),
                     tools_json: tools.as_ref().map(|t| t.get().to_owned()),
                     platform: options.platform.as_str().to_owned(),
                     cwd: options.cwd.to_string_lossy().into_owned(),
                 })?;
-                (id, prompt.text(), tools, Vec::new(), None)
+                (id, prompt_text, tools, Vec::new(), None)
             }
         };
 
@@ -183,7 +189,8 @@ impl Session {
         )
         .with_approver(Arc::clone(&options.approver))
         .with_sessions(Arc::clone(&store))
-        .with_discovery(Arc::clone(&discovery));
+        .with_discovery(Arc::clone(&discovery))
+        .with_redactor(redactor);
         let mut session = Self {
             id,
             model: options.model,
@@ -289,12 +296,19 @@ impl Session {
             &self.id,
             &self.preprocess,
         );
+        let text = self.ctx.redactor.redact(&text).into_owned();
         self.preload_message = Some(ChatMessage::user(text));
         Ok(())
     }
 
     /// Appends a message to the conversation and to `state.db` at once.
-    pub(crate) fn record(&mut self, message: ChatMessage) -> Result<()> {
+    /// Its text is redacted first: tool results already are (the registry
+    /// does it), but a skill invocation's inline-shell output or pasted text
+    /// may carry a known secret too, and neither the file nor the model gets it.
+    pub(crate) fn record(&mut self, mut message: ChatMessage) -> Result<()> {
+        if let Some(content) = &mut message.content {
+            self.ctx.redactor.redact_string(content);
+        }
         self.store.append_message(&self.id, &message)?;
         self.history.push(message);
         Ok(())

@@ -10,6 +10,7 @@ use skill_core::{DiscoveryCache, DiscoveryOptions, SkillSet};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{Approver, AutoDeny};
+use crate::secrets::Redactor;
 use crate::session_store::SessionStore;
 
 /// Who is writing skills in this context. The review may only change files it
@@ -107,11 +108,15 @@ pub struct ToolContext {
     pub allowed: Option<BTreeSet<String>>,
     /// The session store `session_search` queries; opened from the home on demand when absent.
     pub sessions: Option<Arc<SessionStore>>,
+    /// Known secret values; the registry redacts every tool result with it
+    /// before the result is stored, shown or sent.
+    pub redactor: Arc<Redactor>,
 }
 
 impl ToolContext {
-    /// A foreground context with a fresh cache, no stored sessions, and an
-    /// approver that refuses every flagged command.
+    /// A foreground context with a fresh cache, no stored sessions, an
+    /// approver that refuses every flagged command, and a redactor for the
+    /// secrets of this environment and the home's `.env`.
     pub fn new(
         home: KnackHome,
         config: Config,
@@ -119,6 +124,9 @@ impl ToolContext {
         session_id: impl Into<String>,
     ) -> Self {
         let discovery = Arc::new(DiscoveryCache::with_snapshot(home.cache_dir()));
+        // Secure by default: every context redacts, even one a test or
+        // `knack tool call` builds by hand.
+        let redactor = Arc::new(Redactor::from_environment(&home, &config));
         Self {
             home,
             config: Arc::new(config),
@@ -134,7 +142,14 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             allowed: None,
             sessions: None,
+            redactor,
         }
+    }
+
+    /// Shares a session's redactor (built once) instead of this context's own.
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {

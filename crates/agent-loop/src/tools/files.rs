@@ -1,16 +1,18 @@
 //! The `file` toolset: `read_file` (numbered line ranges), `write_file` (atomic),
 //! `patch` (skill-core's fuzzy engine) and `search_files` (gitignore-aware regex or glob).
-//! Paths resolve against the session's cwd; the skills folder is written only through skill_manage.
+//! Paths resolve against the session's cwd, then through symlinks; `boundary` decides what
+//! may be read or written (knack's own files never, the skills folder only via skill_manage).
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use regex::RegexBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::boundary::{self, FileAccess};
 use super::{Tool, ToolContext, ToolError, ToolFuture, Toolset, parameters_schema, parse_args};
 
 /// Files larger than this are not read at all.
@@ -57,7 +59,8 @@ impl Tool for ReadFile {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: ReadArgs = parse_args(self.name(), args)?;
-            let path = ctx.resolve_path(&args.path);
+            let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Read);
+            boundary::pass(ctx, &format!("read {}", path.display()), gate).await?;
             blocking(move || read_lines(&path, args.offset, args.limit)).await
         })
     }
@@ -176,8 +179,8 @@ impl Tool for WriteFile {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: WriteArgs = parse_args(self.name(), args)?;
-            let path = ctx.resolve_path(&args.path);
-            refuse_skills_dir(ctx, &path)?;
+            let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Write);
+            boundary::pass(ctx, &format!("write {}", path.display()), gate).await?;
             blocking(move || {
                 let existed = path.exists();
                 write_atomic(&path, args.content.as_bytes())?;
@@ -228,8 +231,8 @@ impl Tool for Patch {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: PatchArgs = parse_args(self.name(), args)?;
-            let path = ctx.resolve_path(&args.path);
-            refuse_skills_dir(ctx, &path)?;
+            let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Write);
+            boundary::pass(ctx, &format!("write {}", path.display()), gate).await?;
             blocking(move || {
                 let content =
                     fs::read_to_string(&path).map_err(|e| io_error("cannot read", &path, &e))?;
@@ -464,52 +467,6 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ToolError> {
     tmp.persist(path)
         .map_err(|e| io_error("cannot replace", path, &e.error))?;
     Ok(())
-}
-
-/// `write_file` and `patch` never touch `$KNACK_HOME/skills`: skill writes
-/// go through skill_manage, which validates, scans and records history.
-fn refuse_skills_dir(ctx: &ToolContext, path: &Path) -> Result<(), ToolError> {
-    let skills = real_path(&ctx.home.skills_dir());
-    if real_path(path).starts_with(&skills) {
-        return Err(ToolError::model_with_hint(
-            format!(
-                "{} is inside the skills folder, which file tools do not write.",
-                path.display()
-            ),
-            "Use skill_manage (actions edit, patch, write_file) to change skills.",
-        ));
-    }
-    Ok(())
-}
-
-/// The path with `.`/`..` resolved and symlinks of its existing part followed.
-fn real_path(path: &Path) -> PathBuf {
-    let mut clean = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                clean.pop();
-            }
-            Component::CurDir => {}
-            other => clean.push(other),
-        }
-    }
-    let mut existing = clean.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            out.extend(rest.iter().rev());
-            return out;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                existing = parent;
-            }
-            _ => return clean,
-        }
-    }
 }
 
 fn io_error(what: &str, path: &Path, e: &std::io::Error) -> ToolError {

@@ -5,6 +5,7 @@
 //! changes only in the next session (that keeps the prompt prefix stable).
 
 use std::fs;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -116,13 +117,16 @@ fn joined(entries: &[String]) -> String {
 }
 
 fn apply(dir: &Path, args: &MemoryArgs, limit: usize) -> Result<Value, ToolError> {
-    fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))?;
+    // Notes about the user and their environment are theirs alone: the
+    // folder is 0700 and the files 0600.
+    knack_config::private::create_dir_private(dir).map_err(|e| io_error(dir, &e))?;
     let path = dir.join(args.target.file_name());
     let lock_path = dir.join(".lock");
     let lock_file = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(knack_config::private::FILE_MODE)
         .open(&lock_path)
         .map_err(|e| io_error(&lock_path, &e))?;
     // Held until this function returns: two sessions writing memory at once
@@ -182,6 +186,9 @@ fn apply(dir: &Path, args: &MemoryArgs, limit: usize) -> Result<Value, ToolError
         text.push('\n');
     }
     write_atomic(&path, text.as_bytes())?;
+    // write_atomic keeps an existing file's mode; a file from before this
+    // rule (or made by hand) may be world-readable.
+    knack_config::private::set_private(&path).map_err(|e| io_error(&path, &e))?;
     Ok(report(args.target, &path, &entries, limit, message))
 }
 
@@ -303,5 +310,25 @@ mod tests {
         );
         assert!(parse_entries("").is_empty());
         assert_eq!(joined(&["a".into(), "b".into()]), "a\n§\nb");
+    }
+
+    #[test]
+    fn memory_files_are_owner_only_even_when_they_were_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("memories");
+        let add = |content: &str| MemoryArgs {
+            action: MemoryAction::Add,
+            target: MemoryTarget::User,
+            content: Some(content.to_owned()),
+            old_text: None,
+        };
+        apply(&dir, &add("prefers short answers"), 1_000).unwrap();
+        let file = dir.join("USER.md");
+        assert_eq!((mode(&dir), mode(&file)), (0o700, 0o600));
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        apply(&dir, &add("works in Rust"), 1_000).unwrap();
+        assert_eq!(mode(&file), 0o600);
     }
 }

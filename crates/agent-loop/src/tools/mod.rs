@@ -7,6 +7,7 @@
 //! `{"success": false, "error", "hint"?}`), or a fatal error that aborts the turn.
 
 mod approval;
+pub mod boundary;
 mod context;
 mod files;
 mod memory;

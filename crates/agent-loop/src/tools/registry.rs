@@ -175,6 +175,7 @@ impl ToolRegistry {
     ///
     /// Refusals, unknown tools, bad JSON and tool errors become a failed
     /// [`ToolReply`] the model reads; only a fatal tool error is an `Err`.
+    /// Every reply is redacted with `ctx.redactor` (see [`Self::dispatch_value`]).
     pub async fn dispatch(
         &self,
         name: &str,
@@ -187,11 +188,14 @@ impl ToolRegistry {
             match serde_json::from_str::<Value>(arguments) {
                 Ok(value) => value,
                 Err(e) => {
-                    return Ok(ToolReply::failure(
-                        &format!("the arguments for {name} are not valid JSON: {e}"),
-                        Some(
-                            "Send the arguments as one JSON object, e.g. {\"path\": \"README.md\"}.",
+                    return Ok(redacted(
+                        ToolReply::failure(
+                            &format!("the arguments for {name} are not valid JSON: {e}"),
+                            Some(
+                                "Send the arguments as one JSON object, e.g. {\"path\": \"README.md\"}.",
+                            ),
                         ),
+                        ctx,
                     ));
                 }
             }
@@ -200,12 +204,27 @@ impl ToolRegistry {
     }
 
     /// Runs a call whose arguments are already parsed.
+    ///
+    /// The one place tool output leaves the tools: every string of the reply
+    /// (and a fatal error's message) is redacted with `ctx.redactor` here,
+    /// so no known secret reaches `state.db`, a frontend or the model.
     pub async fn dispatch_value(
         &self,
         name: &str,
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolReply> {
+        match self.run(name, args, ctx).await {
+            Ok(reply) => Ok(redacted(reply, ctx)),
+            Err(Error::ToolFatal { tool, message }) => Err(Error::ToolFatal {
+                tool,
+                message: ctx.redactor.redact(&message).into_owned(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn run(&self, name: &str, args: Value, ctx: &ToolContext) -> Result<ToolReply> {
         if !ctx.is_allowed(name) {
             let allowed: Vec<&str> = ctx.allowed.iter().flatten().map(String::as_str).collect();
             return Ok(ToolReply::failure(
@@ -248,6 +267,11 @@ impl ToolRegistry {
     }
 }
 
+fn redacted(mut reply: ToolReply, ctx: &ToolContext) -> ToolReply {
+    ctx.redactor.redact_json(&mut reply.value);
+    reply
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +290,59 @@ mod tests {
                 "{tool}"
             );
         }
+    }
+
+    /// A tool whose output carries a secret, as `cat .env` would.
+    struct Leaky;
+
+    impl Tool for Leaky {
+        fn name(&self) -> &'static str {
+            "leaky"
+        }
+        fn toolset(&self) -> super::super::Toolset {
+            super::super::Toolset::Terminal
+        }
+        fn description(&self) -> &'static str {
+            "prints a secret"
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> super::super::ToolFuture<'a> {
+            Box::pin(async move {
+                match args.get("fail").and_then(Value::as_bool) {
+                    Some(true) => Err(ToolError::model("bad key sk-test-0123456789")),
+                    _ => Ok(json!({"output": "KEY=sk-test-0123456789\n"})),
+                }
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn dispatch_redacts_results_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(
+            knack_config::KnackHome::at(dir.path()),
+            knack_config::Config::default(),
+            dir.path().to_path_buf(),
+            "s1",
+        )
+        .with_redactor(Arc::new(crate::secrets::Redactor::new([(
+            "KNACK_API_KEY",
+            "sk-test-0123456789",
+        )])));
+        let registry = ToolRegistry::builder().tool(Arc::new(Leaky)).build();
+        let ok = registry.dispatch("leaky", "{}", &ctx).await.unwrap();
+        assert_eq!(ok.value["output"], json!("KEY=[REDACTED:KNACK_API_KEY]\n"));
+        assert!(ok.success());
+        let failed = registry
+            .dispatch("leaky", r#"{"fail": true}"#, &ctx)
+            .await
+            .unwrap();
+        assert!(
+            !failed.content().contains("sk-test"),
+            "{}",
+            failed.content()
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The `terminal` tool: runs `bash -c` in the session's working directory with a timeout,
 //! an output cap (head and tail kept) and process-group kill on timeout or interrupt.
-//! Commands that match a small list of destructive patterns run only if the approver agrees.
+//! Every command runs in the session's sandbox (see `boundary`); commands that match a small
+//! list of destructive patterns, and runs outside the sandbox, wait for the user's approval.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -13,8 +14,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use knack_sandbox::SandboxPolicy;
+
 use super::context::lock;
-use super::{Tool, ToolContext, ToolError, ToolFuture, Toolset, parameters_schema, parse_args};
+use super::{
+    Tool, ToolContext, ToolError, ToolFuture, Toolset, boundary, parameters_schema, parse_args,
+};
 
 /// How long to wait for output to drain after the shell itself exited (a
 /// background job may keep the pipe open).
@@ -122,6 +127,12 @@ struct TerminalArgs {
     workdir: Option<String>,
     /// Seconds before the command is killed (capped by the configured maximum).
     timeout_secs: Option<u64>,
+    /// Run outside the sandbox, with the user's full rights. Only after a
+    /// sandboxed run was refused for a reason that cannot be worked around;
+    /// the user is asked first.
+    outside_sandbox: Option<bool>,
+    /// Why the command must leave the sandbox, shown to the user with the question.
+    justification: Option<String>,
 }
 
 impl Tool for Terminal {
@@ -133,8 +144,10 @@ impl Tool for Terminal {
     }
     fn description(&self) -> &'static str {
         "Run a bash command and get its combined stdout and stderr and its exit code. \
-         Runs non-interactively (stdin is empty) in the working directory; long output keeps \
-         its beginning and end. Commands that could wreck the machine need the user's approval."
+         Runs non-interactively (stdin is empty) in the working directory, inside a sandbox \
+         that may write only the working directory and temp folders and has no network unless \
+         the user allowed it; long output keeps its beginning and end. Commands that could \
+         wreck the machine, and runs outside the sandbox, need the user's approval."
     }
     fn parameters(&self) -> Value {
         parameters_schema::<TerminalArgs>()
@@ -148,21 +161,13 @@ impl Tool for Terminal {
             if args.command.trim().is_empty() {
                 return Err(ToolError::model("command is empty."));
             }
-            if let Some(rule) = destructive_rule(&args.command) {
-                let remembered = lock(&ctx.approved_rules).contains(rule.id);
-                if !remembered {
-                    let decision = ctx.approver.approve(&args.command, rule.reason).await;
-                    if decision == super::ApprovalDecision::ApproveAlways {
-                        lock(&ctx.approved_rules).insert(rule.id.to_owned());
-                    }
-                    if !super::approval::allows(decision) {
-                        return Err(ToolError::model_with_hint(
-                            format!("refused to run the command: it {}.", rule.reason_phrase()),
-                            "The user did not approve this command. Find a narrower, safer command, or ask the user to run it themselves.",
-                        ));
-                    }
-                }
-            }
+            let outside = args.outside_sandbox.unwrap_or(false);
+            let subject = match args.justification.as_deref() {
+                Some(why) if outside => format!("{}\n(outside the sandbox: {why})", args.command),
+                _ => args.command.clone(),
+            };
+            let gate = boundary::command_gate(ctx, &args.command, outside);
+            boundary::pass(ctx, &subject, gate).await?;
             let dir = match &args.workdir {
                 Some(rel) => ctx.resolve_path(rel),
                 None => ctx.cwd.clone(),
@@ -176,14 +181,13 @@ impl Tool for Terminal {
             let max = ctx.config.terminal.timeout_secs.max(1);
             let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(max).clamp(1, max));
             let cap = ctx.config.terminal.output_cap_chars.max(200);
-            run(&args.command, &dir, timeout, cap, ctx).await
+            let sandbox = if outside {
+                None
+            } else {
+                boundary::sandbox_policy(ctx)
+            };
+            run(&args.command, &dir, timeout, cap, sandbox.as_ref(), ctx).await
         })
-    }
-}
-
-impl DestructiveRule {
-    fn reason_phrase(&self) -> String {
-        format!("matches the rule '{}' ({})", self.id, self.reason)
     }
 }
 
@@ -198,20 +202,36 @@ async fn run(
     dir: &std::path::Path,
     timeout: Duration,
     cap_chars: usize,
+    sandbox: Option<&SandboxPolicy>,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
+    use std::os::unix::process::CommandExt;
     let spawn_error = |e: std::io::Error| ToolError::model(format!("cannot start bash: {e}"));
     let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
     let writer_err = writer.try_clone().map_err(spawn_error)?;
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
+    let mut std_cmd = std::process::Command::new("bash");
+    std_cmd
+        .arg("-c")
         .arg(command)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer_err)
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
+    // Keys stay with knack: the command sees no secret-looking variables
+    // unless the user passed them through by name.
+    knack_config::secret_env::scrub_std_command(&mut std_cmd, &ctx.config.agent.env_passthrough);
+    if let Some(policy) = sandbox {
+        knack_sandbox::confine(&mut std_cmd, policy).map_err(|e| {
+            ToolError::model_with_hint(
+                format!("the command was not run: {e}."),
+                "The sandbox could not be prepared; tell the user. They can set \
+                 agent.sandbox: full-access in config.yaml to run commands unconfined.",
+            )
+        })?;
+    }
+    let mut cmd = tokio::process::Command::from(std_cmd);
+    cmd.kill_on_drop(true);
     let started = Instant::now();
     let child = cmd.spawn();
     // The command holds our copies of the pipe's write end; drop them so the
@@ -244,6 +264,7 @@ async fn run(
     }
     let drained_in_time = tokio::time::timeout(DRAIN_GRACE, drained).await.is_ok();
     let output = lock(&collected).render(cap_chars);
+    let denial = sandbox.and_then(|_| boundary::denial_hint(ctx, &output.text));
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let mut result = json!({
@@ -265,6 +286,9 @@ async fn run(
             result["success"] = json!(code == 0);
             if code != 0 {
                 result["error"] = json!(format!("the command exited with status {code}."));
+                if let Some(hint) = denial {
+                    result["hint"] = json!(hint);
+                }
             }
         }
         Ending::TimedOut => {

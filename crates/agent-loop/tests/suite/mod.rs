@@ -12,6 +12,7 @@ mod soak;
 mod tools_files;
 mod tools_memory;
 mod tools_registry;
+mod tools_sandbox;
 mod tools_skills;
 mod tools_terminal;
 
@@ -57,6 +58,19 @@ pub fn request() -> ChatRequest {
         tools: None,
         purpose: RequestPurpose::Turn,
         session_id: "session-1".into(),
+    }
+}
+
+/// A ceiling for calls that must end long before what they wait on: far
+/// above anything a loaded machine adds, far below the wait a broken
+/// timeout would sit through (minutes to an hour in these tests).
+pub const HANG: Duration = Duration::from_secs(60);
+
+/// Awaits `future`, failing the test if it takes longer than `limit`.
+pub async fn within<T>(limit: Duration, future: impl std::future::Future<Output = T>) -> T {
+    match tokio::time::timeout(limit, future).await {
+        Ok(value) => value,
+        Err(_) => panic!("still waiting after {limit:?}: a timeout did not fire"),
     }
 }
 

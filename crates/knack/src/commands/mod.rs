@@ -2,6 +2,7 @@
 
 mod chat;
 mod config;
+mod doctor;
 mod history;
 mod hub;
 pub(crate) mod model;
@@ -27,6 +28,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Prompt(cmd)) => prompt::run(cmd),
         Some(Command::Sessions(cmd)) => sessions::run(cmd),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Doctor(args)) => doctor::run(&args),
         None if chat::is_interactive() => chat::run(crate::cli::ChatArgs::default()),
         None => Err(exit::usage(
             "no command given; try `knack skills list` or `knack --help`",

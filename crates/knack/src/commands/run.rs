@@ -57,6 +57,18 @@ async fn run_async(
     choice: super::model::ModelChoice,
 ) -> anyhow::Result<u8> {
     let (events, mut rx) = EventSink::channel();
+    if ctx.config.agent.sandbox != knack_config::SandboxMode::FullAccess
+        && let Some(why) = agent_loop::tools::boundary::sandbox_missing_reason()
+    {
+        eprintln!(
+            "knack: warning: the command sandbox is {why}; every command needs approval{}",
+            if args.yolo || ctx.config.agent.yolo {
+                " (given by --yolo)"
+            } else {
+                ", so this headless run refuses them"
+            }
+        );
+    }
     let approver: Arc<dyn Approver> = if args.yolo || ctx.config.agent.yolo {
         Arc::new(AutoApprove)
     } else {

@@ -1,7 +1,7 @@
 //! Input history shared by every TUI session: one JSON string per line in
 //! `$KNACK_HOME/history`, newest last, trimmed to the last 500 entries.
 
-use std::io::Write as _;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub const MAX_ENTRIES: usize = 500;
@@ -68,18 +68,14 @@ impl InputHistory {
     }
 
     /// Rewrites the whole file through a temporary sibling, so a crash never
-    /// leaves half a history.
+    /// leaves half a history; 0600, since what the user typed may hold secrets.
     fn save(&self, path: &Path) -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension("tmp");
-        let mut file = std::fs::File::create(&tmp)?;
+        let mut text = String::new();
         for entry in &self.entries {
             let line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
-            writeln!(file, "{line}")?;
+            writeln!(text, "{line}").map_err(std::io::Error::other)?;
         }
-        std::fs::rename(&tmp, path)
+        knack_config::private::write_private(path, text.as_bytes())
     }
 
     /// The entry before the current one; `current` is what the input holds.

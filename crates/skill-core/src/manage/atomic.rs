@@ -3,6 +3,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::fd::BorrowedFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -85,6 +86,59 @@ pub fn write(target: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     result?;
     sync_dir(dir)
+}
+
+/// Replaces the file `name` in the open folder `dir` with `bytes`, like
+/// `write`, but entirely relative to the folder handle: the temp file is
+/// created with `O_NOFOLLOW | O_EXCL` and renamed over `name` in the same
+/// folder, so a link anywhere (or one swapped in meanwhile) is never written
+/// through. A link at `name` itself is replaced, never followed; callers
+/// refuse one before getting here. The caller holds the skill's lock.
+pub fn write_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8]) -> io::Result<()> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    sweep_stale_temps_at(dir);
+    let mode = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => st.st_mode & 0o7777,
+        _ => DEFAULT_MODE,
+    };
+    let temp = format!(
+        ".{name}{TEMP_MARK}{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let result = (|| -> io::Result<()> {
+        let fd = rustix::fs::openat(
+            dir,
+            temp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(DEFAULT_MODE),
+        )?;
+        let mut file = File::from(fd);
+        file.write_all(bytes)?;
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        file.sync_all()?;
+        drop(file);
+        fault_before_rename()?;
+        rustix::fs::renameat(dir, temp.as_str(), dir, name)?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
+    }
+    result?;
+    Ok(rustix::fs::fsync(dir)?)
+}
+
+/// `sweep_stale_temps` for an open folder.
+fn sweep_stale_temps_at(dir: BorrowedFd<'_>) {
+    let Ok(names) = crate::beneath::entries(&dir) else {
+        return;
+    };
+    for name in names {
+        if name.starts_with('.') && name.contains(TEMP_MARK) {
+            let _ = rustix::fs::unlinkat(dir, name.as_str(), rustix::fs::AtFlags::empty());
+        }
+    }
 }
 
 /// Flushes a folder's entries (renames, creations, removals) to disk.

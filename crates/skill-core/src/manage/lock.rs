@@ -1,8 +1,9 @@
 //! One advisory lock per skill folder, held across read-modify-write, so two
 //! processes writing the same skill take turns and never lose an update.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -23,14 +24,22 @@ pub fn locks_dir(skills_dir: &Path) -> PathBuf {
 /// Blocks until this process holds the lock of `skill_dir`. The folder need
 /// not exist yet (a skill being created is locked by its future path).
 pub fn lock_skill(skills_dir: &Path, skill_dir: &Path) -> io::Result<SkillLock> {
+    use rustix::fs::{Mode, OFlags};
     let dir = locks_dir(skills_dir);
-    fs::create_dir_all(&dir)?;
-    let path = dir.join(format!("{}.lock", key(skill_dir)));
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)?;
+    fs::create_dir_all(skills_dir)?;
+    // `.locks` is opened beneath the root and never through a link, so a
+    // planted link cannot make knack create files elsewhere.
+    let root = crate::beneath::Base::open(skills_dir)?;
+    let (locks, _) = crate::beneath::create_dirs_at(root.fd.as_fd(), &[".locks"])?;
+    let name = format!("{}.lock", key(skill_dir));
+    let path = dir.join(&name);
+    let fd = rustix::fs::openat(
+        &locks,
+        name.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )?;
+    let file = File::from(fd);
     file.lock()?;
     Ok(SkillLock { _file: file, path })
 }

@@ -10,6 +10,7 @@ mod review;
 use std::collections::HashSet;
 use std::fs;
 use std::io::ErrorKind;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use knack_config::{Config, KnackHome};
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use skill_guard::{PolicyDecision, TrustLevel};
 
+use crate::beneath::{self, Base};
 use crate::fuzzy_patch;
 use crate::history::{self, SkillIdentity};
 use crate::roots::DiscoveryOptions;
@@ -192,6 +194,9 @@ pub fn viewed_path(skill: &Skill, file_path: Option<&str>) -> PathBuf {
     };
     fs::canonicalize(&path).unwrap_or(path)
 }
+
+/// Where the background review moves the skills it retires, in the user root.
+const ARCHIVE_DIR: &str = ".archive";
 
 /// A snapshot larger than this (about 2,000 skills) takes a load long
 /// enough to keep both cores busy; a missing one means a walk, just as long.
@@ -402,31 +407,40 @@ fn internal(what: &str, e: impl std::fmt::Display) -> Refusal {
     Refusal::new(format!("{what}: {e}; the skill was left as it was"))
 }
 
-/// How to take a write back when the guard refuses it.
-enum Undo {
+/// How to take a write back when the guard refuses it; every step is
+/// relative to a folder handle, so undoing never follows a link either.
+enum Undo<'a> {
     /// Put these exact bytes back.
-    Restore { path: PathBuf, bytes: Vec<u8> },
+    Restore {
+        dir: BorrowedFd<'a>,
+        name: &'a str,
+        bytes: &'a [u8],
+    },
     /// Remove a file the write created, and the folders it created for it.
     Remove {
-        path: PathBuf,
-        created: Option<PathBuf>,
+        dir: BorrowedFd<'a>,
+        name: &'a str,
+        created: Option<(BorrowedFd<'a>, &'a str)>,
     },
     /// Remove a whole new skill, from the topmost folder the create made.
-    RemoveTree(PathBuf),
+    RemoveTree {
+        parent: BorrowedFd<'a>,
+        name: &'a str,
+    },
 }
 
-impl Undo {
+impl Undo<'_> {
     fn apply(self) -> std::io::Result<()> {
         match self {
-            Undo::Restore { path, bytes } => atomic::write(&path, &bytes),
-            Undo::Remove { path, created } => {
-                fs::remove_file(&path)?;
-                if let Some(top) = created {
-                    fs::remove_dir_all(top)?;
+            Undo::Restore { dir, name, bytes } => atomic::write_at(dir, name, bytes),
+            Undo::Remove { dir, name, created } => {
+                rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty())?;
+                if let Some((parent, top)) = created {
+                    beneath::remove_tree_at(parent, top)?;
                 }
                 Ok(())
             }
-            Undo::RemoveTree(dir) => fs::remove_dir_all(dir),
+            Undo::RemoveTree { parent, name } => beneath::remove_tree_at(parent, name),
         }
     }
 }
@@ -510,17 +524,20 @@ fn scan_or_undo(ctx: &ManageContext, skill_dir: &Path, undo: Undo) -> Step<()> {
     }
 }
 
-/// Writes one file of an existing skill under its lock: keep the version,
-/// write atomically, scan, record. Any failure leaves the skill as it was.
-/// One file write of an action: where, what, and the file relative to the
+/// One file write of an action: the skill folder (opened beneath its root),
+/// where the file goes in it, what it gets, and the file relative to the
 /// skill folder (`None` for SKILL.md).
 struct FileChange<'a> {
-    target: &'a Path,
+    folder: &'a Base,
+    place: &'a paths::FilePlace,
     bytes: &'a [u8],
     action: ManageAction,
     rel: Option<&'a str>,
 }
 
+/// Writes one file of an existing skill under its lock: keep the version,
+/// write atomically, scan, record. Any failure leaves the skill as it was.
+/// Every step goes through folder handles opened without following links.
 fn write_recorded(
     ctx: &ManageContext,
     origin: &WriteOrigin<'_>,
@@ -529,19 +546,18 @@ fn write_recorded(
     scan_first: Option<&dyn Fn() -> Step<()>>,
 ) -> Step<()> {
     let FileChange {
-        target,
+        folder,
+        place,
         bytes,
         action,
         rel,
     } = change;
     let keep_previous = || -> Step<(Option<Vec<u8>>, history::Pending)> {
-        let previous = match fs::read(target) {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == ErrorKind::NotFound => None,
-            Err(e) => return Err(internal(&format!("cannot read {}", target.display()), e)),
-        };
-        let pending =
-            history::begin(&ctx.home, identity).map_err(|e| internal("cannot keep history", e))?;
+        let previous = place
+            .read()
+            .map_err(|e| internal(&format!("cannot read {}", place.path.display()), e))?;
+        let pending = history::begin(&ctx.home, identity, Some(folder))
+            .map_err(|e| internal("cannot keep history", e))?;
         Ok((previous, pending))
     };
     let (previous, pending) = match scan_first {
@@ -571,29 +587,39 @@ fn write_recorded(
             kept?
         }
     };
-    let parent = target.parent().unwrap_or(&identity.skill_dir);
-    let created = match atomic::create_dirs(parent) {
-        Ok(c) => c,
+    let missing: Vec<&str> = place.missing.iter().map(String::as_str).collect();
+    let (dir, created) = match beneath::create_dirs_at(place.dir.as_fd(), &missing) {
+        Ok(made) => made,
         Err(e) => {
             pending.discard();
-            return Err(internal(&format!("cannot create {}", parent.display()), e));
+            let parent = place.path.parent().unwrap_or(&folder.real);
+            return Err(link_refusal(parent, &e)
+                .unwrap_or_else(|| internal(&format!("cannot create {}", parent.display()), e)));
         }
     };
-    if let Err(e) = atomic::write(target, bytes) {
+    let created = created
+        .as_ref()
+        .map(|(fd, name)| (fd.as_fd(), name.as_str()));
+    if let Err(e) = atomic::write_at(dir.as_fd(), &place.name, bytes) {
         pending.discard();
-        if let Some(top) = created {
-            let _ = fs::remove_dir_all(top);
+        if let Some((parent, top)) = created {
+            let _ = beneath::remove_tree_at(parent, top);
         }
-        return Err(internal(&format!("cannot write {}", target.display()), e));
+        return Err(internal(
+            &format!("cannot write {}", place.path.display()),
+            e,
+        ));
     }
     let undo = || match &previous {
         Some(bytes) => Undo::Restore {
-            path: target.to_path_buf(),
-            bytes: bytes.clone(),
+            dir: dir.as_fd(),
+            name: &place.name,
+            bytes,
         },
         None => Undo::Remove {
-            path: target.to_path_buf(),
-            created: created.clone(),
+            dir: dir.as_fd(),
+            name: &place.name,
+            created,
         },
     };
     if let Err(refusal) = scan_or_undo(ctx, &identity.skill_dir, undo()) {
@@ -607,20 +633,66 @@ fn write_recorded(
     Ok(())
 }
 
+/// The refusal for a write stopped by a link, naming the rule.
+fn link_refusal(path: &Path, e: &std::io::Error) -> Option<Refusal> {
+    beneath::is_link_refusal(e).then(|| {
+        Refusal::new(format!(
+            "{} is a symbolic link or is reached through one; skills are written only in real folders beneath their skills root, never through links",
+            path.display()
+        ))
+    })
+}
+
+/// The root `skill` was found in.
+fn root_path(ctx: &ManageContext, skill: &Skill) -> PathBuf {
+    ctx.options
+        .roots
+        .get(skill.root_index)
+        .map(|r| r.path.clone())
+        .unwrap_or_else(|| ctx.user_root())
+}
+
+/// Opens the skill folder for writing, under its lock: beneath its root and
+/// through no link (a skill folder that is a link, or sits in a linked
+/// category, is refused by rule; one that is gone was deleted meanwhile).
+fn open_skill(ctx: &ManageContext, skill: &Skill) -> Step<Base> {
+    let root_path = root_path(ctx, skill);
+    if root_path.join(&skill.id) != skill.skill_dir || skill.id.is_empty() {
+        return Err(Refusal::new(format!(
+            "{} is not the folder '{}' below its root {}; it is not written",
+            skill.skill_dir.display(),
+            skill.id,
+            root_path.display()
+        )));
+    }
+    let root = Base::open(&root_path).map_err(|e| internal("cannot open the skills root", e))?;
+    match root.open_dir(&skill.id) {
+        Ok(folder) => Ok(folder),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(Refusal::new(format!(
+            "skill '{}' disappeared while waiting to write it (another writer deleted it)",
+            skill.name
+        ))),
+        Err(e) => Err(link_refusal(&skill.skill_dir, &e)
+            .unwrap_or_else(|| internal("cannot open the skill folder", e))),
+    }
+}
+
+/// SKILL.md of an open skill folder, refused when it is a link.
+fn skill_md_place(folder: &Base, skill: &Skill) -> Step<paths::FilePlace> {
+    if beneath::kind_at(folder.fd.as_fd(), "SKILL.md")
+        .is_ok_and(|k| k == rustix::fs::FileType::Symlink)
+    {
+        return Err(Refusal::new(format!(
+            "SKILL.md of '{}' is a symbolic link; skill files are never written or removed through links",
+            skill.name
+        )));
+    }
+    paths::FilePlace::top(folder, "SKILL.md").map_err(|e| internal("cannot open SKILL.md", e))
+}
+
 fn lock(ctx: &ManageContext, skill_dir: &Path) -> Step<lock::SkillLock> {
     lock::lock_skill(&ctx.user_root(), skill_dir)
         .map_err(|e| internal("cannot lock the skill for writing", e))
-}
-
-fn still_there(skill: &Skill) -> Step<()> {
-    if skill.skill_dir.is_dir() {
-        Ok(())
-    } else {
-        Err(Refusal::new(format!(
-            "skill '{}' disappeared while waiting to write it (another writer deleted it)",
-            skill.name
-        )))
-    }
 }
 
 /// The frontmatter name of an edited SKILL.md must stay the skill's name.
@@ -683,41 +755,74 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
     check_create_path(&root, &id)?;
     atomic::create_dirs(&root).map_err(|e| internal("cannot create the user skills folder", e))?;
     let _lock = lock(ctx, &skill_dir)?;
-    if skill_dir.exists() {
-        return Err(Refusal::new(format!(
-            "a folder already exists at {}; choose another name or remove that folder",
-            skill_dir.display()
-        )));
-    }
+    // From here on every step is relative to the root's handle: the checks
+    // above are repeated by the walk itself, so a link swapped in after them
+    // stops the create instead of redirecting it.
+    let root_dir =
+        Base::open(&root).map_err(|e| internal("cannot open the user skills folder", e))?;
+    let (deepest, missing) = paths::create_place(&root_dir, &id).map_err(Refusal::new)?;
     let identity = SkillIdentity {
         name: name.to_owned(),
         id: id.clone(),
         qualified_id: format!("{}:{id}", Scope::User.namespace()),
         skill_dir: skill_dir.clone(),
     };
-    let pending =
-        history::begin(&ctx.home, &identity).map_err(|e| internal("cannot keep history", e))?;
-    let created = match atomic::create_dirs(&skill_dir) {
-        Ok(c) => c.unwrap_or_else(|| skill_dir.clone()),
+    let pending = history::begin(&ctx.home, &identity, None)
+        .map_err(|e| internal("cannot keep history", e))?;
+    let (categories, last) = missing.split_at(missing.len().saturating_sub(1));
+    let categories: Vec<&str> = categories.iter().map(String::as_str).collect();
+    type Made = (std::os::fd::OwnedFd, (std::os::fd::OwnedFd, String));
+    let made = beneath::create_dirs_at(deepest.as_fd(), &categories).and_then(
+        |(parent, top)| -> std::io::Result<Made> {
+            // The skill folder itself must be new: another writer's folder is
+            // never written into.
+            let folder_name = last.first().map(String::as_str).unwrap_or(name);
+            rustix::fs::mkdirat(&parent, folder_name, rustix::fs::Mode::from_raw_mode(0o755))
+                .map_err(std::io::Error::from)
+                .inspect_err(|_| {
+                    if let Some((top_parent, top_name)) = &top {
+                        let _ = beneath::remove_tree_at(top_parent.as_fd(), top_name);
+                    }
+                })?;
+            let top = match top {
+                Some(top) => top,
+                None => (parent.try_clone()?, folder_name.to_owned()),
+            };
+            let folder = rustix::fs::openat(
+                &parent,
+                folder_name,
+                beneath::DIR_FLAGS | rustix::fs::OFlags::NOFOLLOW,
+                rustix::fs::Mode::empty(),
+            )?;
+            Ok((folder, top))
+        },
+    );
+    let (folder, (top_parent, top_name)) = match made {
+        Ok(made) => made,
         Err(e) => {
             pending.discard();
-            return Err(internal("cannot create the skill folder", e));
+            return Err(link_refusal(&skill_dir, &e)
+                .unwrap_or_else(|| internal("cannot create the skill folder", e)));
         }
     };
+    let remove_created = || Undo::RemoveTree {
+        parent: top_parent.as_fd(),
+        name: &top_name,
+    };
     let skill_md = skill_dir.join("SKILL.md");
-    let written = atomic::write(&skill_md, content.as_bytes())
-        .and_then(|()| record_provenance(&skill_dir, origin.actor.created_by()));
+    let written = atomic::write_at(folder.as_fd(), "SKILL.md", content.as_bytes())
+        .and_then(|()| provenance::record_provenance_at(folder.as_fd(), origin.actor.created_by()));
     if let Err(e) = written {
         pending.discard();
-        let _ = fs::remove_dir_all(&created);
+        let _ = remove_created().apply();
         return Err(internal("cannot write SKILL.md", e));
     }
-    if let Err(refusal) = scan_or_undo(ctx, &skill_dir, Undo::RemoveTree(created.clone())) {
+    if let Err(refusal) = scan_or_undo(ctx, &skill_dir, remove_created()) {
         pending.discard();
         return Err(refusal);
     }
     if let Err(e) = pending.commit(ManageAction::Create.as_str(), origin.actor, None) {
-        let _ = fs::remove_dir_all(&created);
+        let _ = remove_created().apply();
         return Err(internal("cannot record the write in history", e));
     }
     let place = match category {
@@ -770,8 +875,12 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
     review::check_viewed(origin, &skill, &skill.path, "SKILL.md")?;
     prescan(ctx, Some(&skill.skill_dir), "SKILL.md", content)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
-    still_there(&skill)?;
-    if fs::read(&skill.path).is_ok_and(|old| old == content.as_bytes()) {
+    let folder = open_skill(ctx, &skill)?;
+    let place = skill_md_place(&folder, &skill)?;
+    if place
+        .read()
+        .is_ok_and(|old| old.is_some_and(|old| old == content.as_bytes()))
+    {
         return Ok(Done {
             message: format!(
                 "SKILL.md of '{}' already has this content; nothing changed.",
@@ -783,7 +892,8 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
         });
     }
     let change = FileChange {
-        target: &skill.path,
+        folder: &folder,
+        place: &place,
         bytes: content.as_bytes(),
         action: ManageAction::Edit,
         rel: None,
@@ -818,29 +928,25 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
     }
     let skill = find_skill(ctx, &args.name)?;
     let (target, label) = match rel {
-        Some(rel) => (
-            paths::support_target(&skill.skill_dir, rel)
-                .map_err(Refusal::new)?
-                .path,
-            rel.to_owned(),
-        ),
+        Some(rel) => (skill.skill_dir.join(rel), rel.to_owned()),
         None => (skill.path.clone(), "SKILL.md".to_owned()),
     };
     review::check_may_touch(origin, &skill)?;
     review::check_viewed(origin, &skill, &target, &label)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
-    still_there(&skill)?;
-    let bytes = match fs::read(&target) {
-        Ok(b) => b,
-        Err(e) if e.kind() == ErrorKind::NotFound => {
+    let folder = open_skill(ctx, &skill)?;
+    let place = match rel {
+        Some(rel) => paths::support_place(&folder, rel).map_err(Refusal::new)?,
+        None => skill_md_place(&folder, &skill)?,
+    };
+    let bytes = match place.read() {
+        Ok(Some(b)) => b,
+        Ok(None) => {
             return Err(Refusal::new(format!(
                 "the file '{label}' does not exist in skill '{}'",
                 skill.name
             ))
-            .with(
-                "available_files",
-                json!(paths::support_files(&skill.skill_dir)),
-            ));
+            .with("available_files", json!(paths::support_files(&folder.real))));
         }
         Err(e) => return Err(internal(&format!("cannot read '{label}'"), e)),
     };
@@ -873,7 +979,8 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
     }
     let scan = || prescan(ctx, Some(&skill.skill_dir), &label, &patched);
     let change = FileChange {
-        target: &target,
+        folder: &folder,
+        place: &place,
         bytes: patched.as_bytes(),
         action: ManageAction::Patch,
         rel,
@@ -885,7 +992,7 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
             "Patched {label} of '{}' ({replacements} replacement{plural}).",
             skill.name
         ),
-        path: target,
+        path: place.path,
         replacements: Some(replacements),
         warnings,
     })
@@ -908,30 +1015,33 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
     )?;
     validate_support_size(body.len())?;
     let skill = find_skill(ctx, &args.name)?;
-    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
+    let target = skill.skill_dir.join(rel);
     review::check_may_touch(origin, &skill)?;
-    if target.path.exists() {
-        review::check_viewed(origin, &skill, &target.path, rel)?;
+    if target.exists() {
+        review::check_viewed(origin, &skill, &target, rel)?;
     }
     prescan(ctx, Some(&skill.skill_dir), rel, body)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
-    still_there(&skill)?;
-    // Re-check under the lock: the folder may have changed while waiting.
-    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
-    let existed = target.path.exists();
-    if fs::read(&target.path).is_ok_and(|old| old == body.as_bytes()) {
+    let folder = open_skill(ctx, &skill)?;
+    let place = paths::support_place(&folder, rel).map_err(Refusal::new)?;
+    let existed = place.exists();
+    if place
+        .read()
+        .is_ok_and(|old| old.is_some_and(|old| old == body.as_bytes()))
+    {
         return Ok(Done {
             message: format!(
                 "'{rel}' of '{}' already has this content; nothing changed.",
                 skill.name
             ),
-            path: target.path,
+            path: place.path,
             replacements: None,
             warnings: Vec::new(),
         });
     }
     let change = FileChange {
-        target: &target.path,
+        folder: &folder,
+        place: &place,
         bytes: body.as_bytes(),
         action: ManageAction::WriteFile,
         rel: Some(rel),
@@ -940,7 +1050,7 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
     let verb = if existed { "Replaced" } else { "Wrote" };
     Ok(Done {
         message: format!("{verb} '{rel}' in skill '{}'.", skill.name),
-        path: target.path,
+        path: place.path,
         replacements: None,
         warnings: Vec::new(),
     })
@@ -957,32 +1067,32 @@ fn remove_file(
     )?;
     validate_support_path(rel)?;
     let skill = find_skill(ctx, &args.name)?;
-    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
+    let target = skill.skill_dir.join(rel);
     review::check_may_touch(origin, &skill)?;
-    review::check_viewed(origin, &skill, &target.path, rel)?;
+    review::check_viewed(origin, &skill, &target, rel)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
-    still_there(&skill)?;
-    let target = paths::support_target(&skill.skill_dir, rel).map_err(Refusal::new)?;
-    if !target.path.is_file() {
+    let folder = open_skill(ctx, &skill)?;
+    let place = paths::support_place(&folder, rel).map_err(Refusal::new)?;
+    if !place.exists() {
         return Err(Refusal::new(format!(
             "the file '{rel}' does not exist in skill '{}'",
             skill.name
         ))
-        .with(
-            "available_files",
-            json!(paths::support_files(&skill.skill_dir)),
-        ));
+        .with("available_files", json!(paths::support_files(&folder.real))));
     }
-    let pending = history::begin(&ctx.home, &identity_of(&skill))
+    let pending = history::begin(&ctx.home, &identity_of(&skill), Some(&folder))
         .map_err(|e| internal("cannot keep history", e))?;
-    if let Err(e) = fs::remove_file(&target.path) {
+    if let Err(e) = rustix::fs::unlinkat(
+        &place.dir,
+        place.name.as_str(),
+        rustix::fs::AtFlags::empty(),
+    ) {
         pending.discard();
         return Err(internal(&format!("cannot remove '{rel}'"), e));
     }
-    if let Some(parent) = target.path.parent() {
-        paths::remove_empty_dirs(parent, &target.skill_dir);
-        let _ = atomic::sync_dir(parent.parent().unwrap_or(&target.skill_dir));
-    }
+    let _ = rustix::fs::fsync(&place.dir);
+    let folders: Vec<&str> = rel.split('/').collect();
+    paths::remove_empty_dirs_at(&folder, &folders[..folders.len().saturating_sub(1)]);
     pending
         .commit(ManageAction::RemoveFile.as_str(), origin.actor, Some(rel))
         .map_err(|e| {
@@ -992,7 +1102,7 @@ fn remove_file(
         })?;
     Ok(Done {
         message: format!("Removed '{rel}' from skill '{}'.", skill.name),
-        path: target.path,
+        path: place.path,
         replacements: None,
         warnings: Vec::new(),
     })
@@ -1018,19 +1128,47 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
     }
     check_delete_target(ctx, &skill)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
-    still_there(&skill)?;
-    let pending = history::begin(&ctx.home, &identity_of(&skill))
+    let folder = open_skill(ctx, &skill)?;
+    let pending = history::begin(&ctx.home, &identity_of(&skill), Some(&folder))
         .map_err(|e| internal("cannot keep history", e))?;
-    let root = ctx
-        .options
-        .roots
-        .get(skill.root_index)
-        .map(|r| r.path.clone())
-        .unwrap_or_else(|| ctx.user_root());
+    drop(folder);
+    let root_path = root_path(ctx, &skill);
+    let parts: Vec<&str> = skill.id.split('/').collect();
+    let (folder_name, categories) = parts.split_last().unwrap_or((&"", &[]));
+    // The folder is removed or moved relative to its parent's handle, opened
+    // beneath the root through no link: a link swapped in after the checks
+    // is moved or removed itself, never followed.
+    let root = Base::open(&root_path);
+    let parent = root
+        .as_ref()
+        .map_err(|e| std::io::Error::new(e.kind(), e.to_string()))
+        .and_then(|root| root.open_dir(&categories.join("/")));
+    let parent = match parent {
+        Ok(parent) => parent,
+        Err(e) => {
+            pending.discard();
+            return Err(link_refusal(&skill.skill_dir, &e)
+                .unwrap_or_else(|| internal("cannot open the skill's parent folder", e)));
+        }
+    };
     let (message, path) = if origin.actor == Actor::Review {
         let archive = archive_path(ctx, &skill);
-        let moved = atomic::create_dirs(archive.parent().unwrap_or(&root))
-            .and_then(|_| fs::rename(&skill.skill_dir, &archive));
+        let archive_name = archive
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let moved = Base::open(&ctx.user_root()).and_then(|user_root| {
+            let (archive_dir, _) = beneath::create_dirs_at(user_root.fd.as_fd(), &[ARCHIVE_DIR])?;
+            rustix::fs::renameat_with(
+                &parent.fd,
+                *folder_name,
+                &archive_dir,
+                archive_name.as_str(),
+                rustix::fs::RenameFlags::NOREPLACE,
+            )?;
+            rustix::fs::fsync(&archive_dir)?;
+            Ok(())
+        });
         if let Err(e) = moved {
             pending.discard();
             return Err(internal("cannot archive the skill", e));
@@ -1045,7 +1183,7 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
             archive,
         )
     } else {
-        if let Err(e) = fs::remove_dir_all(&skill.skill_dir) {
+        if let Err(e) = beneath::remove_tree_at(parent.fd.as_fd(), folder_name) {
             pending.discard();
             return Err(internal("cannot delete the skill folder", e));
         }
@@ -1061,9 +1199,9 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
             skill.skill_dir.clone(),
         )
     };
-    if let Some(parent) = skill.skill_dir.parent() {
-        paths::remove_empty_dirs(parent, &root);
-        let _ = atomic::sync_dir(&root);
+    let _ = rustix::fs::fsync(&parent.fd);
+    if let Ok(root) = &root {
+        paths::remove_empty_dirs_at(root, categories);
     }
     pending
         .commit(ManageAction::Delete.as_str(), origin.actor, None)
@@ -1144,7 +1282,7 @@ fn archive_path(ctx: &ManageContext, skill: &Skill) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| skill.name.clone());
     let stamp = crate::clock::compact(std::time::SystemTime::now());
-    let dir = ctx.user_root().join(".archive");
+    let dir = ctx.user_root().join(ARCHIVE_DIR);
     let mut candidate = dir.join(format!("{base}-{stamp}"));
     let mut n = 2;
     while candidate.exists() {

@@ -2,22 +2,94 @@
 //! walked on disk so no symbolic link can carry a write out of the folder.
 
 use std::fs;
-use std::io::ErrorKind;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::beneath::{self, Base, DIR_FLAGS};
 use crate::skill::SUPPORT_DIRS;
 use crate::validate::validate_support_path;
 
-/// A checked support-file target: `skill_dir` and `path` are canonical.
-#[derive(Debug, Clone)]
-pub(crate) struct SupportTarget {
-    pub skill_dir: PathBuf,
+/// Where one file of a skill goes: the deepest folder on its way that exists
+/// (opened without following links), the folders still to create below it,
+/// and the file's own name.
+#[derive(Debug)]
+pub(crate) struct FilePlace {
+    pub dir: OwnedFd,
+    pub missing: Vec<String>,
+    pub name: String,
+    /// The file's path, for messages and the review's viewed set.
     pub path: PathBuf,
 }
 
-/// Resolves `rel` inside `skill_dir`, refusing rule-breaking paths, links on
-/// the way, and anything whose real location is not inside the skill.
-pub(crate) fn support_target(skill_dir: &Path, rel: &str) -> Result<SupportTarget, String> {
+impl FilePlace {
+    /// SKILL.md (or another file directly in the skill folder).
+    pub fn top(folder: &Base, name: &str) -> io::Result<Self> {
+        Ok(Self {
+            dir: folder.fd.try_clone()?,
+            missing: Vec::new(),
+            name: name.to_owned(),
+            path: folder.real.join(name),
+        })
+    }
+
+    /// Whether a regular file is there now.
+    pub fn exists(&self) -> bool {
+        self.missing.is_empty()
+            && beneath::kind_at(self.dir.as_fd(), &self.name)
+                .is_ok_and(|k| k == FileType::RegularFile)
+    }
+
+    /// The file's bytes, `None` when it does not exist; never through a link.
+    pub fn read(&self) -> io::Result<Option<Vec<u8>>> {
+        if !self.missing.is_empty() {
+            return Ok(None);
+        }
+        match beneath::read_file_at(self.dir.as_fd(), &self.name) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Why a walk down a skill's folders stopped.
+enum Stop {
+    Link(usize),
+    File(usize),
+    Io(usize, io::Error),
+}
+
+/// Opens the existing folders of `parts` below `dir`, one at a time and never
+/// through a link; returns the deepest one opened and how many parts that was.
+fn walk_existing(dir: BorrowedFd<'_>, parts: &[&str]) -> Result<(OwnedFd, usize), Stop> {
+    let mut cur = rustix::fs::openat(dir, ".", DIR_FLAGS, Mode::empty())
+        .map_err(|e| Stop::Io(0, e.into()))?;
+    for (i, part) in parts.iter().enumerate() {
+        match rustix::fs::openat(&cur, *part, DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(fd) => cur = fd,
+            Err(Errno::NOENT) => return Ok((cur, i)),
+            Err(Errno::LOOP) => return Err(Stop::Link(i)),
+            // O_NOFOLLOW with O_DIRECTORY: a link may also answer ENOTDIR.
+            Err(Errno::NOTDIR) => {
+                return Err(match beneath::kind_at(cur.as_fd(), part) {
+                    Ok(FileType::Symlink) => Stop::Link(i),
+                    _ => Stop::File(i),
+                });
+            }
+            Err(e) => return Err(Stop::Io(i, e.into())),
+        }
+    }
+    Ok((cur, parts.len()))
+}
+
+/// The place of support file `rel` (already checked by the path rules) in the
+/// open skill folder: every part on the way is a real folder or missing, the
+/// file itself is a regular file or missing; links are refused, by name.
+pub(crate) fn support_place(folder: &Base, rel: &str) -> Result<FilePlace, String> {
     validate_support_path(rel).map_err(|v| v.message)?;
     if rel.chars().any(is_invisible) {
         return Err(format!(
@@ -25,46 +97,85 @@ pub(crate) fn support_target(skill_dir: &Path, rel: &str) -> Result<SupportTarge
             rel.escape_debug()
         ));
     }
-    let canon_skill = fs::canonicalize(skill_dir)
-        .map_err(|e| format!("cannot open the skill folder {}: {e}", skill_dir.display()))?;
     let parts: Vec<&str> = rel.split('/').collect();
-    let mut cur = canon_skill.clone();
-    for (i, part) in parts.iter().enumerate() {
-        cur.push(part);
-        let shown = parts[..=i].join("/");
-        match fs::symlink_metadata(&cur) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(format!(
-                    "'{shown}' is a symbolic link; skill files are never written or removed through links"
-                ));
-            }
-            Ok(meta) if i + 1 < parts.len() && !meta.is_dir() => {
-                return Err(format!("'{shown}' is a file, so it cannot hold '{rel}'"));
-            }
-            Ok(meta) if i + 1 == parts.len() && meta.is_dir() => {
-                return Err(format!("'{rel}' is a folder, not a file"));
-            }
+    let Some((name, folders)) = parts.split_last() else {
+        return Err(format!("'{rel}' is not a file path"));
+    };
+    let shown = |i: usize| parts[..=i].join("/");
+    let link = |i: usize| {
+        format!(
+            "'{}' is a symbolic link; skill files are never written or removed through links",
+            shown(i)
+        )
+    };
+    let (dir, existing) = match walk_existing(folder.fd.as_fd(), folders) {
+        Ok(found) => found,
+        Err(Stop::Link(i)) => return Err(link(i)),
+        Err(Stop::File(i)) => {
+            return Err(format!(
+                "'{}' is a file, so it cannot hold '{rel}'",
+                shown(i)
+            ));
+        }
+        Err(Stop::Io(i, e)) => return Err(format!("cannot inspect '{}': {e}", shown(i))),
+    };
+    if existing == folders.len() {
+        match beneath::kind_at(dir.as_fd(), name) {
+            Ok(FileType::Symlink) => return Err(link(folders.len())),
+            Ok(FileType::Directory) => return Err(format!("'{rel}' is a folder, not a file")),
             Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => break,
-            Err(e) => return Err(format!("cannot inspect '{shown}': {e}")),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot inspect '{rel}': {e}")),
         }
     }
-    let path = canon_skill.join(rel);
-    let mut existing = path.as_path();
-    while !existing.exists() {
-        match existing.parent() {
-            Some(p) => existing = p,
-            None => break,
-        }
-    }
-    let real = fs::canonicalize(existing).map_err(|e| format!("cannot resolve '{rel}': {e}"))?;
-    if !real.starts_with(&canon_skill) {
-        return Err(format!("'{rel}' resolves outside the skill folder"));
-    }
-    Ok(SupportTarget {
-        skill_dir: canon_skill,
-        path,
+    Ok(FilePlace {
+        dir,
+        missing: folders[existing..]
+            .iter()
+            .map(|p| (*p).to_owned())
+            .collect(),
+        name: (*name).to_owned(),
+        path: folder.real.join(rel),
     })
+}
+
+/// Where a new skill `id` goes below the open root: the deepest existing
+/// folder and the folders to create (the skill folder itself among them).
+pub(crate) fn create_place(root: &Base, id: &str) -> Result<(OwnedFd, Vec<String>), String> {
+    let parts: Vec<&str> = id.split('/').collect();
+    let shown = |i: usize| root.real.join(parts[..=i].join("/"));
+    match walk_existing(root.fd.as_fd(), &parts) {
+        Ok((_, n)) if n == parts.len() => Err(format!(
+            "a folder already exists at {}; choose another name or remove that folder",
+            root.real.join(id).display()
+        )),
+        Ok((dir, n)) => Ok((dir, parts[n..].iter().map(|p| (*p).to_owned()).collect())),
+        Err(Stop::Link(i)) => Err(format!(
+            "{} is a symbolic link; new skills are only created in real folders of the user skills folder",
+            shown(i).display()
+        )),
+        Err(Stop::File(i)) => Err(format!(
+            "{} is a file, so no skill can be created there",
+            shown(i).display()
+        )),
+        Err(Stop::Io(i, e)) => Err(format!("cannot inspect {}: {e}", shown(i).display())),
+    }
+}
+
+/// Removes the empty folders `parts[..n]` for n from all down to one, below
+/// the open folder `base`, stopping at the first that is not empty. Nothing
+/// is followed: each parent is opened without links.
+pub(crate) fn remove_empty_dirs_at(base: &Base, parts: &[&str]) {
+    for n in (1..=parts.len()).rev() {
+        let (name, parents) = (parts[n - 1], &parts[..n - 1]);
+        let Ok(parent) = base.open_dir(&parents.join("/")) else {
+            return;
+        };
+        if rustix::fs::unlinkat(&parent.fd, name, rustix::fs::AtFlags::REMOVEDIR).is_err() {
+            return;
+        }
+        let _ = rustix::fs::fsync(&parent.fd);
+    }
 }
 
 /// Zero-width and bidi characters hide what a path really says.
@@ -97,20 +208,6 @@ pub(crate) fn support_files(skill_dir: &Path) -> Vec<String> {
     }
     out.sort();
     out
-}
-
-/// Removes empty folders from `start` up to, not including, `stop`.
-pub(crate) fn remove_empty_dirs(start: &Path, stop: &Path) {
-    let mut cur = start;
-    while cur != stop && cur.starts_with(stop) {
-        if fs::remove_dir(cur).is_err() {
-            break;
-        }
-        match cur.parent() {
-            Some(p) => cur = p,
-            None => break,
-        }
-    }
 }
 
 /// A skill name from a caller must be a name or id, never a path.
@@ -157,15 +254,5 @@ mod tests {
             support_files(dir.path()),
             ["references/a.md", "references/b.md", "scripts/x/run.sh"]
         );
-    }
-
-    #[test]
-    fn empty_parents_are_removed_up_to_the_stop() {
-        let dir = tempfile::tempdir().unwrap();
-        let deep = dir.path().join("a/b/c");
-        fs::create_dir_all(&deep).unwrap();
-        remove_empty_dirs(&deep, &dir.path().join("a"));
-        assert!(dir.path().join("a").is_dir());
-        assert!(!dir.path().join("a/b").exists());
     }
 }

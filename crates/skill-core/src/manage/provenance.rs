@@ -41,13 +41,28 @@ pub fn provenance(skill_dir: &Path) -> Provenance {
 
 /// Writes the sidecar (atomically). Hub and sync use it for what they install.
 pub fn record_provenance(skill_dir: &Path, created_by: &str) -> std::io::Result<()> {
+    atomic::write(
+        &skill_dir.join(PROVENANCE_FILE),
+        &provenance_text(created_by)?,
+    )
+}
+
+/// `record_provenance` into an open skill folder (no link followed).
+pub(crate) fn record_provenance_at(
+    skill_dir: std::os::fd::BorrowedFd<'_>,
+    created_by: &str,
+) -> std::io::Result<()> {
+    atomic::write_at(skill_dir, PROVENANCE_FILE, &provenance_text(created_by)?)
+}
+
+fn provenance_text(created_by: &str) -> std::io::Result<Vec<u8>> {
     let record = Provenance {
         created_by: created_by.to_owned(),
         created_at: Some(crate::clock::now_rfc3339()),
     };
     let mut text = serde_json::to_string_pretty(&record).map_err(std::io::Error::other)?;
     text.push('\n');
-    atomic::write(&skill_dir.join(PROVENANCE_FILE), text.as_bytes())
+    Ok(text.into_bytes())
 }
 
 #[cfg(test)]

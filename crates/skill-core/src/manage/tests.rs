@@ -384,14 +384,28 @@ fn delete_refuses_a_symlinked_skill_folder() {
     fs::create_dir_all(&elsewhere).unwrap();
     fs::write(elsewhere.join("SKILL.md"), md("linked", "x")).unwrap();
     std::os::unix::fs::symlink(&elsewhere, f.skills().join("linked")).unwrap();
+    // A link leaving the root is not even discovered.
     refused(
         &f.run(
             SkillManageArgs::new(ManageAction::Delete, "linked"),
             Actor::User,
         ),
-        "is a symbolic link",
+        "no skill named 'linked'",
     );
     assert!(elsewhere.join("SKILL.md").exists());
+    // One that stays inside is found, but never written or removed through.
+    let inside = f.skills().join(".kept/inside");
+    fs::create_dir_all(&inside).unwrap();
+    fs::write(inside.join("SKILL.md"), md("inside", "x")).unwrap();
+    std::os::unix::fs::symlink(&inside, f.skills().join("inside")).unwrap();
+    refused(
+        &f.run(
+            SkillManageArgs::new(ManageAction::Delete, "inside"),
+            Actor::User,
+        ),
+        "is a symbolic link",
+    );
+    assert!(inside.join("SKILL.md").exists());
 }
 
 #[test]

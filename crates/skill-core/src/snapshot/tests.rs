@@ -287,7 +287,9 @@ fn structural_changes_run_a_full_discovery() {
 fn a_link_pointed_elsewhere_or_mended_is_noticed() {
     let (dir, opts, cache) = old_tree(&TWO);
     let root = dir.path().join("skills");
-    let elsewhere = dir.path().join("elsewhere");
+    // Link targets stay inside the root (a hidden folder the walk does not
+    // enter on its own): links leaving the root are not followed at all.
+    let elsewhere = root.join(".elsewhere");
     for name in ["a", "b"] {
         let d = elsewhere.join(name).join("tool");
         fs::create_dir_all(&d).unwrap();
@@ -298,7 +300,7 @@ fn a_link_pointed_elsewhere_or_mended_is_noticed() {
         .unwrap();
     }
     std::os::unix::fs::symlink(elsewhere.join("a"), root.join("linked")).unwrap();
-    std::os::unix::fs::symlink(dir.path().join("missing"), root.join("broken")).unwrap();
+    std::os::unix::fs::symlink(root.join(".missing"), root.join("broken")).unwrap();
     backdate_tree(&root, Duration::from_secs(3000));
     let (set, _) = load_with_outcome(&opts, &cache);
     assert_eq!(found(&set, "tool").description, "from a");
@@ -317,7 +319,7 @@ fn a_link_pointed_elsewhere_or_mended_is_noticed() {
     assert_eq!(found(&set, "tool").description, "from b");
 
     // The broken link's target appears: the link's own stamp moves.
-    let target = dir.path().join("missing/fixed");
+    let target = root.join(".missing/fixed");
     fs::create_dir_all(&target).unwrap();
     fs::write(target.join("SKILL.md"), "---\ndescription: mended\n---\n").unwrap();
     let (set, outcome) = load_with_outcome(&opts, &cache);

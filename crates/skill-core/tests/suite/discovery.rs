@@ -140,34 +140,41 @@ fn the_same_folder_reached_from_two_roots_counts_once() {
 }
 
 #[test]
-fn symlinked_category_and_skill_dirs_are_found_through_the_link() {
+fn symlinked_folders_inside_the_root_are_followed_and_links_out_of_it_are_not() {
     let user = Tree::new();
     let elsewhere = Tree::new();
     elsewhere
         .skill("cat/linked-skill", "linked-skill", "Use when linked")
         .skill("whole-cat/inner", "inner", "Use when inner");
+    user.skill(".store/kept", "kept", "Use when kept").skill(
+        ".store/cat/inside",
+        "inside",
+        "Use when inside",
+    );
     user.symlink(&elsewhere.path("cat/linked-skill"), "mine/linked-skill")
-        .symlink(&elsewhere.path("whole-cat"), "aliased");
+        .symlink(&elsewhere.path("whole-cat"), "aliased")
+        .symlink(&user.path(".store/kept"), "mine/kept")
+        .symlink(&user.path(".store/cat"), "linked-cat");
     let set = discover_roots(vec![root(user.path(""), Scope::User)]);
     assert_eq!(
         names(&set),
-        vec!["user:aliased/inner", "user:mine/linked-skill"]
+        vec!["user:linked-cat/inside", "user:mine/kept"]
     );
-    let linked = set
-        .skills
-        .iter()
-        .find(|s| s.name == "linked-skill")
-        .unwrap();
+    let kept = set.skills.iter().find(|s| s.name == "kept").unwrap();
     assert!(
-        linked.path.starts_with(user.path("")),
+        kept.path.starts_with(user.path("mine")),
         "path must go through the link: {}",
-        linked.path.display()
+        kept.path.display()
     );
-    assert!(
-        set.notices
-            .iter()
-            .any(|n| n.contains("leads outside its root"))
-    );
+    for link in ["aliased", "mine/linked-skill"] {
+        assert!(
+            set.notices.iter().any(|n| n.contains(link)
+                && n.contains("leads outside its root")
+                && n.contains("not followed")),
+            "{link}: {:?}",
+            set.notices
+        );
+    }
 }
 
 #[test]

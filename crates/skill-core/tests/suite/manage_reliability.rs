@@ -5,11 +5,13 @@
 //! `child_*` tests with its work described in environment variables.
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use knack_config::KnackHome;
 use serde_json::json;
@@ -177,12 +179,23 @@ fn version_text(i: usize) -> String {
     skill_text(&format!("version {i}\n\n{filler}"))
 }
 
-fn run_writer(home: &Path, from: usize, count: usize) {
+/// The version a SKILL.md read from disk holds, if it is exactly one whole
+/// [`version_text`] and nothing else.
+fn whole_version(text: &str) -> Option<usize> {
+    let (_, rest) = text.split_once("\n# Shared\n\nversion ")?;
+    let n = rest.split_once('\n')?.0.parse().ok()?;
+    (text == version_text(n)).then_some(n)
+}
+
+/// Writes versions `from..from + count`, printing `ack N` after each. With
+/// `hold`, it then waits for its stdin to close, so the parent's kill always
+/// finds it alive however fast the writes went.
+fn run_writer(home: &Path, from: usize, count: usize, hold: bool) {
     let ctx = context(home);
     let origin = WriteOrigin::new(Actor::Agent);
     let mut out = std::io::stdout().lock();
-    // Compile the guard's patterns first, so the parent's random kill lands
-    // among the writes rather than in start-up.
+    // Compile the guard's patterns first, so the parent's kill lands among
+    // the writes rather than in start-up.
     skill_guard::scan_text("warm up", "SKILL.md", skill_guard::ScanScope::Skill);
     writeln!(out, "ready").unwrap();
     out.flush().unwrap();
@@ -194,17 +207,25 @@ fn run_writer(home: &Path, from: usize, count: usize) {
         writeln!(out, "ack {i}").unwrap();
         out.flush().unwrap();
     }
+    if hold {
+        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    }
 }
 
 #[test]
 #[ignore = "the writer half of a_writer_killed_mid_write_leaves_old_or_new; run alone it writes a temp skill"]
 fn child_writer() {
     match std::env::var(ENV_HOME) {
-        Ok(home) => run_writer(Path::new(&home), env_or(ENV_FROM, 1), env_or(ENV_COUNT, 0)),
+        Ok(home) => run_writer(
+            Path::new(&home),
+            env_or(ENV_FROM, 1),
+            env_or(ENV_COUNT, 0),
+            true,
+        ),
         Err(_) => {
             let tmp = tempfile::tempdir().unwrap();
             let path = seed(tmp.path(), "version 0\n");
-            run_writer(tmp.path(), 1, 10);
+            run_writer(tmp.path(), 1, 10, false);
             assert_eq!(fs::read_to_string(path).unwrap(), version_text(10));
         }
     }
@@ -222,10 +243,36 @@ impl Rng {
     }
 }
 
+/// Reads SKILL.md over and over until `stop`, checking every read is one
+/// whole version and versions never go back; returns how many reads it made.
+fn read_while_writing(path: &Path, floor: usize, stop: &AtomicBool, round: usize) -> usize {
+    let mut seen = floor;
+    let mut reads = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let text = fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("round {round}: SKILL.md unreadable mid-write: {e}"));
+        let n = whole_version(&text).unwrap_or_else(|| {
+            panic!(
+                "round {round}: a reader saw a SKILL.md that is no whole version:\n{}",
+                &text[..text.len().min(300)]
+            )
+        });
+        assert!(n >= seen, "round {round}: read version {n} after {seen}");
+        seen = n;
+        reads += 1;
+    }
+    reads
+}
+
+/// Kills a writer process at a random write (the seed is printed), ROUNDS
+/// times. The kill point is counted in writes, not time: the parent kills
+/// right after the writer reports write `kill_after` done, so the kill lands
+/// in the next write or soon after, and the run does the same bounded work
+/// on a fast machine and a loaded one.
 #[test]
 fn a_writer_killed_mid_write_leaves_old_or_new() {
-    const TOTAL: usize = 500;
-    const MAX_ROUNDS: usize = 12;
+    const ROUNDS: usize = 12;
+    const PER_ROUND: usize = 30;
     let tmp = tempfile::tempdir().unwrap();
     let path = seed(tmp.path(), "");
     fs::write(&path, version_text(0)).unwrap();
@@ -236,83 +283,87 @@ fn a_writer_killed_mid_write_leaves_old_or_new() {
         | 1;
     eprintln!("kill test seed {seed_value}");
     let mut rng = Rng(seed_value);
-    let started = Instant::now();
     // `current` is the last version known to be on disk.
     let mut current = 0usize;
-    let mut written = 0usize;
-    let mut rounds = 0usize;
-    let mut killed_mid_run = 0usize;
-    while written < TOTAL && rounds < MAX_ROUNDS {
-        rounds += 1;
+    let mut reads = 0usize;
+    for round in 1..=ROUNDS {
         let from = current + 1;
-        let count = TOTAL - written;
+        // Never the last write: the writer always has one more to start.
+        let kill_after = from + rng.below(PER_ROUND as u64 - 1) as usize;
         let mut proc = child(
             "suite::manage_reliability::child_writer",
             &[
                 (ENV_HOME, tmp.path().display().to_string()),
                 (ENV_FROM, from.to_string()),
-                (ENV_COUNT, count.to_string()),
+                (ENV_COUNT, PER_ROUND.to_string()),
             ],
         )
+        .stdin(Stdio::piped())
         .spawn()
         .unwrap();
         let stdout = proc.stdout.take().unwrap();
-        let last_ack = Arc::new(Mutex::new(None::<usize>));
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let reader = {
-            let last_ack = last_ack.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                    if line == "ready" {
-                        let _ = ready_tx.send(());
-                    }
-                    if let Some(n) = line.strip_prefix("ack ").and_then(|n| n.parse().ok()) {
-                        *last_ack.lock().unwrap() = Some(n);
+        let (event_tx, event_rx) = std::sync::mpsc::channel();
+        let acks = std::thread::spawn(move || {
+            let mut last = None::<usize>;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if line == "ready" {
+                    let _ = event_tx.send(None);
+                }
+                if let Some(n) = line.strip_prefix("ack ").and_then(|n| n.parse().ok()) {
+                    last = Some(n);
+                    if n == kill_after {
+                        let _ = event_tx.send(Some(n));
                     }
                 }
-            })
+            }
+            last
+        });
+        // A reader runs beside the writer for the whole round.
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (path, stop) = (path.clone(), stop.clone());
+            std::thread::spawn(move || read_while_writing(&path, current, &stop, round))
         };
-        ready_rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the writer never became ready");
-        // Kill at a random moment among the writes.
-        std::thread::sleep(Duration::from_micros(rng.below(400_000)));
-        let finished = matches!(proc.try_wait(), Ok(Some(_)));
-        let _ = proc.kill();
+        assert_eq!(
+            event_rx.recv().ok(),
+            Some(None),
+            "round {round}: the writer died before it was ready"
+        );
+        assert_eq!(
+            event_rx.recv().ok(),
+            Some(Some(kill_after)),
+            "round {round}: the writer died before write {kill_after} (seed {seed_value})"
+        );
+        proc.kill().unwrap();
         let status = proc.wait().unwrap();
-        reader.join().unwrap();
-        if !finished {
-            killed_mid_run += 1;
-        }
-        let acked = *last_ack.lock().unwrap();
-        let base = acked.unwrap_or(current);
+        stop.store(true, Ordering::Relaxed);
+        reads += reader.join().unwrap();
+        // It was holding on for its stdin at the latest, so only the kill ended it.
+        assert_eq!(status.signal(), Some(9), "round {round}: {status:?}");
+        let acked = acks.join().unwrap().unwrap();
+        assert!(acked >= kill_after && acked < from + PER_ROUND);
         let text = fs::read_to_string(&path).unwrap();
         validate_skill_md(&text, SkillMdCheck::Existing)
-            .unwrap_or_else(|v| panic!("round {rounds}: SKILL.md no longer parses: {v}"));
-        let on_disk = if text == version_text(base) {
-            base
-        } else if text == version_text(base + 1) {
-            base + 1
-        } else {
-            panic!(
-                "round {rounds} (status {status:?}): SKILL.md is neither version {base} nor {} (seed {seed_value})",
-                base + 1
-            );
+            .unwrap_or_else(|v| panic!("round {round}: SKILL.md no longer parses: {v}"));
+        current = match whole_version(&text) {
+            // The write after the last ack either finished before the kill or never showed.
+            Some(n) if n == acked || n == acked + 1 => n,
+            other => panic!(
+                "round {round} (kill after {kill_after}, last ack {acked}): SKILL.md is {other:?}, \
+                 neither version {acked} nor {} (seed {seed_value})",
+                acked + 1
+            ),
         };
-        written += on_disk - current;
-        current = on_disk;
     }
     eprintln!(
-        "kill test: {written} writes over {rounds} processes ({killed_mid_run} killed mid-run) in {:.2?}",
-        started.elapsed()
+        "kill test: {current} writes over {ROUNDS} killed writers, {reads} reads beside them"
     );
-    assert!(
-        killed_mid_run >= 5,
-        "too few kills landed mid-run: {killed_mid_run}"
-    );
-    assert!(written >= 100, "too few writes happened: {written}");
     // The next writer sweeps what killed ones left behind.
-    run_writer(tmp.path(), current + 1, 1);
+    run_writer(tmp.path(), current + 1, 1, false);
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        version_text(current + 1)
+    );
     let leftovers: Vec<String> = fs::read_dir(path.parent().unwrap())
         .unwrap()
         .flatten()

@@ -2,4 +2,5 @@ mod discovery;
 mod fixture;
 mod manage_attacks;
 mod manage_reliability;
+mod symlinks;
 mod view;

@@ -79,13 +79,14 @@ fn view_returns_content_links_and_readiness() {
     let content = out["content"].as_str().unwrap();
     assert!(content.starts_with("---\nname: deploy"), "frontmatter kept");
     assert!(content.contains(&format!("Run {}/scripts/go.sh in sess-1", dir.display())));
+    // Links out of the skill (leak.md, escape-dir) are not offered: skill_view
+    // would refuse to serve them.
     assert_eq!(
         out["linked_files"],
         json!({
-            "references": ["references/api.md", "references/leak.md", "references/old/SKILL.md"],
+            "references": ["references/api.md", "references/old/SKILL.md"],
             "scripts": ["scripts/go.sh"],
             "assets": ["assets/logo.png"],
-            "templates": ["templates/escape-dir/csv/SKILL.md"],
         })
     );
     assert_eq!(out["readiness_status"], json!("setup_needed"));

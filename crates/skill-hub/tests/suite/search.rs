@@ -77,9 +77,12 @@ fn a_hanging_tap_is_reported_and_the_rest_still_answers() {
         .taps()
         .add(&format!("well-known:{}", server.base_url()))
         .unwrap();
+    // The tap never answers, so getting the results at all means its fetch
+    // timed out; the ceiling (far above any machine's load, far below
+    // forever) catches a timeout applied late or repeatedly.
     let started = std::time::Instant::now();
     let outcome = block_on(home.hub().search("", None)).unwrap();
-    assert!(started.elapsed() < std::time::Duration::from_secs(8));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
     assert_eq!(outcome.sources, 2);
     assert_eq!(outcome.problems.len(), 1);
     assert!(outcome.problems[0].source.starts_with("well-known:"));

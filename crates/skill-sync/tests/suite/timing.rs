@@ -1,27 +1,20 @@
-//! Rough cost of the start-up check when nothing changed (printed, not asserted).
+//! The no-op start-up sync: what it must do (a plain test) and what it costs
+//! (an ignored measurement that `cargo xtask bench sync` runs in release).
 
 use super::fixture::Fixture;
 use test_support::print_bench;
 
+/// The behaviour the measurement below relies on; its cost is not checked
+/// here, since `cargo test` runs on machines of every speed and load.
 #[test]
-fn no_op_sync_cost_is_printed() {
+fn repeated_no_op_syncs_stay_on_the_fast_path() {
     let fx = Fixture::new();
     fx.sync();
     let bundle = fx.bundle();
-    let rounds = 200;
-    let start = std::time::Instant::now();
-    for _ in 0..rounds {
+    for _ in 0..3 {
         assert!(skill_sync::sync_if_needed(&fx.skills(), &bundle).fast_path);
+        assert!(skill_sync::is_current(&fx.skills(), &bundle));
     }
-    let per = start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
-    // The compiled-in bundle: its set hash is computed at build time.
-    let embedded = skill_bundle::bundled();
-    let start = std::time::Instant::now();
-    for _ in 0..rounds {
-        std::hint::black_box(skill_sync::is_current(&fx.skills(), embedded));
-    }
-    let check = start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
-    eprintln!("no-op sync: {per:.1} µs per call; set-hash check alone: {check:.1} µs");
 }
 
 /// The start-up hook on a home seeded before: what every knack command pays
@@ -49,6 +42,15 @@ fn bench_noop_sync() {
         assert!(skill_sync::sync_if_needed(&skills, bundle).fast_path);
     });
     print_bench("noop_sync_if_needed", samples);
+
+    // The compiled-in bundle's set hash is computed at build time, so this
+    // is the manifest read and compare alone.
+    let samples = time_each(2_000, || {
+        assert!(std::hint::black_box(skill_sync::is_current(
+            &skills, bundle
+        )));
+    });
+    print_bench("noop_is_current", samples);
 }
 
 fn time_each(rounds: usize, mut work: impl FnMut()) -> Vec<std::time::Duration> {

@@ -170,3 +170,113 @@ fn the_binary_serves_a_script_file_and_logs_requests() {
     let first: Value = serde_json::from_str(logged.lines().next().unwrap()).unwrap();
     assert_eq!(first["headers"]["x-knack-purpose"], "review");
 }
+
+#[test]
+fn a_request_breaking_the_invariants_is_refused_and_recorded() {
+    let server = MockModelServer::start_blocking().unwrap();
+    server.enqueue(ScriptedReply::text("first"));
+    server.enqueue(ScriptedReply::text("never served"));
+    assert!(post(server.addr(), "turn", &body()).starts_with("HTTP/1.1 200 OK\r\n"));
+    // Same session, another system prompt, and a tool result nobody asked for.
+    let bad = json!({"model": "m", "messages": [
+        {"role": "system", "content": "changed"},
+        {"role": "tool", "tool_call_id": "ghost", "content": "{}"},
+        {"role": "wizard", "content": "?"},
+    ]});
+    let response = post(server.addr(), "turn", &bad);
+    assert!(response.starts_with("HTTP/1.1 400 "), "{response}");
+    assert!(
+        response.contains(test_support::INVARIANT_VIOLATED),
+        "{response}"
+    );
+    assert!(response.contains("mock_invariant_violation"), "{response}");
+    // A refused request uses up no scripted reply.
+    assert_eq!(server.pending(Purpose::Turn), 1);
+    assert_eq!(server.requests().len(), 2);
+    let violations = server.take_violations();
+    assert_eq!(violations.len(), 3, "{violations:#?}");
+    assert!(
+        violations[0].contains("unknown role 'wizard'"),
+        "{violations:#?}"
+    );
+    assert!(
+        violations[1].contains("unknown call 'ghost'"),
+        "{violations:#?}"
+    );
+    assert!(
+        violations[2].contains("request #1: messages[0] differs from request #0"),
+        "{violations:#?}"
+    );
+    assert!(server.violations().is_empty());
+}
+
+#[test]
+fn another_session_may_have_another_prompt() {
+    let server = MockModelServer::start_blocking().unwrap();
+    server.enqueue(ScriptedReply::text("a"));
+    server.enqueue(ScriptedReply::text("b"));
+    post(server.addr(), "turn", &body());
+    let other = json!({"model": "m", "messages": [{"role": "system", "content": "other"}]});
+    let body = other.to_string();
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    write!(
+        stream,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Knack-Session: s-2\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
+    assert!(server.violations().is_empty());
+}
+
+#[test]
+#[should_panic(expected = "received requests that break the invariants")]
+fn dropping_the_server_with_violations_left_fails_the_test() {
+    let server = MockModelServer::start_blocking().unwrap();
+    let no_system = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    let response = post(server.addr(), "turn", &no_system);
+    assert!(response.starts_with("HTTP/1.1 400 "), "{response}");
+    drop(server);
+}
+
+#[tokio::test]
+async fn a_stalled_stream_stays_open_until_the_server_is_dropped() {
+    let server = MockModelServer::start().await.unwrap();
+    server.enqueue(ScriptedReply::text("abcdef").stall_after_chunks(1));
+    let addr = server.addr();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let body = body().to_string();
+        let mut stream = TcpStream::connect(addr).unwrap();
+        write!(
+            stream,
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Knack-Session: s-1\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut seen = String::new();
+        let mut line = String::new();
+        // Report the first frame, then read on until the server goes away.
+        while reader.read_line(&mut line).unwrap_or(0) > 0 {
+            if line.starts_with("data: ") {
+                let _ = tx.send(line.clone());
+            }
+            seen.push_str(&line);
+            line.clear();
+        }
+        seen
+    });
+    let first = tokio::task::spawn_blocking(move || rx.recv().unwrap())
+        .await
+        .unwrap();
+    assert!(first.contains("\"choices\""), "{first}");
+    drop(server);
+    let seen = tokio::task::spawn_blocking(move || reader.join().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(seen.matches("data: ").count(), 1, "{seen}");
+    assert!(!seen.contains("[DONE]"), "{seen}");
+}

@@ -1,0 +1,327 @@
+//! Secrets and the model: the environment variables a command run for the model must not
+//! inherit, and the known secret values replaced by `[REDACTED:NAME]` before anything is stored or sent.
+//!
+//! The naming rule lives in `knack_config::secret_env` so prompt-builder and
+//! skill-core (which cannot depend on this crate) scrub with the same rule.
+//! Redaction is the backstop for what scrubbing cannot stop: a command that
+//! reads `.env` or `/proc/<knack>/environ` prints a known value, and the value
+//! is replaced before the result reaches `state.db`, the frontends or the model.
+//! It cannot catch a value the command transformed (base64, split, reversed).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use knack_config::{Config, KnackHome};
+use serde_json::{Map, Value};
+
+pub use knack_config::secret_env::{
+    is_secret_name, scrub_std_command, secret_env_names, secret_env_names_here,
+};
+
+/// Values shorter than this are never redacted: replacing `true` or `8080`
+/// everywhere would mangle ordinary output, and a short value is no real secret.
+pub const MIN_SECRET_CHARS: usize = 8;
+
+/// A `.env` value under a name the rule does not know is still treated as a
+/// credential when it looks like one: this long, one word, letters and digits.
+const TOKEN_LIKE_CHARS: usize = 20;
+
+/// Removes every secret variable of this process's environment (by
+/// [`is_secret_name`], minus `passthrough`, i.e. `agent.env_passthrough`) from
+/// what `cmd` will inherit. Call it on every command started for the model.
+pub fn scrub_env(cmd: &mut tokio::process::Command, passthrough: &[String]) {
+    for name in secret_env_names_here(passthrough) {
+        cmd.env_remove(name);
+    }
+}
+
+/// Known secret values and the names they came from, matched in one pass.
+/// Built once per session; cheap to share through an `Arc`.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    /// `None` when there is nothing to redact, so `redact` costs nothing.
+    matcher: Option<AhoCorasick>,
+    /// The replacement for pattern `i`: `[REDACTED:NAME]`.
+    labels: Vec<String>,
+}
+
+impl fmt::Debug for Redactor {
+    // Never print the values themselves.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redactor")
+            .field("labels", &self.labels)
+            .finish()
+    }
+}
+
+impl Redactor {
+    /// A redactor for `(name, value)` pairs. Values shorter than
+    /// [`MIN_SECRET_CHARS`] (after trimming) are skipped; a value listed
+    /// twice keeps its first name. Longer values win over values they contain.
+    pub fn new<I, N, V>(secrets: I) -> Self
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut seen = HashSet::new();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (name, value) in secrets {
+            let value = value.as_ref().trim();
+            if value.chars().count() < MIN_SECRET_CHARS || !seen.insert(value.to_owned()) {
+                continue;
+            }
+            pairs.push((
+                format!("[REDACTED:{}]", name.as_ref().trim()),
+                value.to_owned(),
+            ));
+        }
+        if pairs.is_empty() {
+            return Self::default();
+        }
+        // Longest first, so the leftmost-longest search prefers the whole of a
+        // secret that contains another one.
+        pairs.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+        let matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(pairs.iter().map(|(_, value)| value.as_str()));
+        match matcher {
+            Ok(matcher) => Self {
+                matcher: Some(matcher),
+                labels: pairs.into_iter().map(|(label, _)| label).collect(),
+            },
+            Err(e) => {
+                // Only a pattern set past aho-corasick's size limits gets here.
+                tracing::error!(error = %e, "cannot build the secret redactor; tool output is not redacted");
+                Self::default()
+            }
+        }
+    }
+
+    /// The secrets this process knows of: every secret-named variable of the
+    /// environment and of `$KNACK_HOME/.env`, the variable `model.api_key_env`
+    /// names (whatever its name), and `.env` values that look like tokens
+    /// (at least 20 characters, one word with letters and digits, not a path
+    /// or URL) unless their name says what they are (knack's own settings,
+    /// `*_URL`, `*_MODEL`, `*_DIR`, ...). Other `.env` values stay visible.
+    pub fn from_environment(home: &KnackHome, config: &Config) -> Self {
+        let key_var = config.model.api_key_env.trim();
+        let is_key_var =
+            |name: &str| is_secret_name(name) || (!key_var.is_empty() && name == key_var);
+        let mut secrets: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(name, value)| {
+                let name = name.into_string().ok()?;
+                let value = value.into_string().ok()?;
+                is_key_var(&name).then_some((name, value))
+            })
+            .collect();
+        let env_file = home.env_file();
+        for (name, value) in env_file.iter() {
+            if is_key_var(name) || (!plainly_not_secret(name) && looks_like_token(value)) {
+                secrets.push((name.to_owned(), value.to_owned()));
+            }
+        }
+        Self::new(secrets)
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.matcher.is_none()
+    }
+
+    /// The names whose values are redacted (for diagnostics; never the values).
+    pub fn names(&self) -> Vec<&str> {
+        self.labels
+            .iter()
+            .map(|l| l.trim_start_matches("[REDACTED:").trim_end_matches(']'))
+            .collect()
+    }
+
+    /// `text` with every known secret value replaced by `[REDACTED:NAME]`;
+    /// borrowed (no copy) when nothing matched.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let Some(matcher) = &self.matcher else {
+            return Cow::Borrowed(text);
+        };
+        let mut matches = matcher.find_iter(text).peekable();
+        if matches.peek().is_none() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for m in matches {
+            out.push_str(&text[last..m.start()]);
+            out.push_str(&self.labels[m.pattern().as_usize()]);
+            last = m.end();
+        }
+        out.push_str(&text[last..]);
+        Cow::Owned(out)
+    }
+
+    /// Redacts `text` in place; returns whether anything changed.
+    pub fn redact_string(&self, text: &mut String) -> bool {
+        match self.redact(text) {
+            Cow::Borrowed(_) => false,
+            Cow::Owned(redacted) => {
+                *text = redacted;
+                true
+            }
+        }
+    }
+
+    /// Redacts every string of a JSON value in place, object keys included;
+    /// returns whether anything changed.
+    pub fn redact_json(&self, value: &mut Value) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        match value {
+            Value::String(text) => self.redact_string(text),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, item| self.redact_json(item) | changed),
+            Value::Object(map) => {
+                let mut changed = false;
+                if map.keys().any(|k| matches!(self.redact(k), Cow::Owned(_))) {
+                    // Rare: rebuild the map to rename keys, keeping their order.
+                    let old = std::mem::take(map);
+                    *map = old
+                        .into_iter()
+                        .map(|(k, v)| (self.redact(&k).into_owned(), v))
+                        .collect::<Map<String, Value>>();
+                    changed = true;
+                }
+                map.values_mut()
+                    .fold(changed, |changed, item| self.redact_json(item) | changed)
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => false,
+        }
+    }
+}
+
+/// Names whose values are settings, not credentials, however token-like
+/// (`KNACK_MODEL=qwen2.5-7b-instruct`): the shape rule skips them.
+fn plainly_not_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("KNACK_")
+        || [
+            "_URL", "_HOST", "_MODEL", "_DIR", "_PATH", "_HOME", "_FILE", "_NAME",
+        ]
+        .iter()
+        .any(|suffix| upper.ends_with(suffix))
+}
+
+/// Whether a `.env` value under an unknown name looks like a credential.
+fn looks_like_token(value: &str) -> bool {
+    let value = value.trim();
+    value.chars().count() >= TOKEN_LIKE_CHARS
+        && !value.chars().any(char::is_whitespace)
+        && value.chars().any(|c| c.is_ascii_alphabetic())
+        && value.chars().any(|c| c.is_ascii_digit())
+        && !value.contains("://")
+        && !value.starts_with(['/', '~', '.'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn known_values_are_replaced_and_short_ones_ignored() {
+        let r = Redactor::new([
+            ("KNACK_API_KEY", "sk-live-abcdef123456"),
+            ("SHORT_TOKEN", "abc"),
+            ("OTHER_TOKEN", "sk-live-abcdef123456-longer"),
+            ("DUP_TOKEN", "sk-live-abcdef123456"),
+        ]);
+        assert_eq!(r.names(), vec!["OTHER_TOKEN", "KNACK_API_KEY"]);
+        assert!(matches!(r.redact("nothing here abc"), Cow::Borrowed(_)));
+        assert_eq!(
+            r.redact("a=sk-live-abcdef123456 b=sk-live-abcdef123456-longer;"),
+            "a=[REDACTED:KNACK_API_KEY] b=[REDACTED:OTHER_TOKEN];"
+        );
+        assert!(Redactor::default().is_empty());
+        assert!(Redactor::new([("X_TOKEN", "  short  ")]).is_empty());
+    }
+
+    #[test]
+    fn json_strings_and_keys_are_redacted_in_place() {
+        let r = Redactor::new([("MY_SERVICE_TOKEN", "tok-0123456789")]);
+        let mut value = json!({
+            "success": true,
+            "output": "MY_SERVICE_TOKEN=tok-0123456789\n",
+            "list": ["x", "tok-0123456789"],
+            "tok-0123456789": 1,
+            "n": 3
+        });
+        assert!(r.redact_json(&mut value));
+        assert_eq!(
+            value,
+            json!({
+                "success": true,
+                "output": "MY_SERVICE_TOKEN=[REDACTED:MY_SERVICE_TOKEN]\n",
+                "list": ["x", "[REDACTED:MY_SERVICE_TOKEN]"],
+                "[REDACTED:MY_SERVICE_TOKEN]": 1,
+                "n": 3
+            })
+        );
+        assert!(!r.redact_json(&mut value), "nothing left to redact");
+    }
+
+    #[test]
+    fn env_file_values_count_by_name_or_by_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = KnackHome::at(dir.path());
+        std::fs::write(
+            home.env_path(),
+            "KNACK_BASE_URL=http://127.0.0.1:8080/v1\nKNACK_MODEL=qwen2.5-7b-instruct-long-name\n\
+             DB_PASSWORD=hunter2hunter2\nODD_THING=Zx81aB29cD47eF56gH30\nMY_LLM=llm-key-value-1\n\
+             EDITOR_BIN=/usr/lib/x86_64-linux-gnu/thing\n",
+        )
+        .unwrap();
+        let mut config = Config::default();
+        config.model.api_key_env = "MY_LLM".into();
+        let r = Redactor::from_environment(&home, &config);
+        let names = r.names();
+        for name in ["DB_PASSWORD", "ODD_THING", "MY_LLM"] {
+            assert!(names.contains(&name), "{name} missing from {names:?}");
+        }
+        for name in ["KNACK_BASE_URL", "KNACK_MODEL", "EDITOR_BIN"] {
+            assert!(!names.contains(&name), "{name} should stay visible");
+        }
+        assert!(!format!("{r:?}").contains("hunter2"), "Debug hides values");
+    }
+
+    #[tokio::test]
+    async fn a_scrubbed_command_does_not_inherit_secrets() {
+        // The process environment cannot be changed here (set_var is unsafe),
+        // so give the child what a parent with a token would pass down and
+        // remove what the rule names; then the real scrub on top.
+        let mut cmd = tokio::process::Command::new("env");
+        cmd.env("MY_SERVICE_TOKEN", "leak-leak-leak")
+            .env("GITHUB_TOKEN", "kept-by-passthrough")
+            .env("PLAIN_VALUE", "visible-value");
+        let vars = [
+            ("MY_SERVICE_TOKEN", ""),
+            ("GITHUB_TOKEN", ""),
+            ("PLAIN_VALUE", ""),
+        ];
+        let passthrough = ["GITHUB_TOKEN".to_owned()];
+        for name in secret_env_names(vars, &passthrough) {
+            cmd.env_remove(name);
+        }
+        scrub_env(&mut cmd, &passthrough);
+        let out = cmd.output().await.unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("PLAIN_VALUE=visible-value"), "{text}");
+        assert!(text.contains("GITHUB_TOKEN=kept-by-passthrough"), "{text}");
+        assert!(!text.contains("leak-leak-leak"), "{text}");
+        for name in secret_env_names_here(&passthrough) {
+            let name = name.to_string_lossy();
+            assert!(!text.contains(&format!("\n{name}=")), "{name} inherited");
+        }
+    }
+}

