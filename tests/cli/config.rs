@@ -1,5 +1,7 @@
 //! `knack config path|get|set` and how an invalid config.yaml is reported.
 
+use predicates::prelude::*;
+
 use super::common::Env;
 
 #[test]
@@ -56,5 +58,40 @@ fn invalid_config_file_names_file_and_line_and_exits_3() {
         .assert()
         .code(3)
         .stderr(predicates::str::contains("config.yaml"))
-        .stderr(predicates::str::contains("line"));
+        .stderr(predicates::str::contains("line"))
+        .stderr(predicates::str::contains(format!(
+            "--> {}:2:",
+            env.home_path("config.yaml").display()
+        )))
+        .stderr(predicates::str::contains("<input>").not());
+}
+
+#[test]
+fn set_edits_the_key_in_place_and_keeps_comments() {
+    let env = Env::new();
+    env.write(
+        "config.yaml",
+        "# written by hand\nmodel:\n  name: a  # small\n\n# skills next\nskills:\n  disabled: [x]\n",
+    );
+    env.knack()
+        .args(["config", "set", "skills.disabled", "[a, b]"])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+    env.knack()
+        .args(["config", "set", "model.name", "b"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(env.home_path("config.yaml")).unwrap(),
+        "# written by hand\nmodel:\n  name: b  # small\n\n# skills next\nskills:\n  disabled: [a, b]\n"
+    );
+
+    // A flow mapping cannot be edited line by line: the file is rewritten, and the user told.
+    env.write("config.yaml", "# lost\nskills: {disabled: [x]}\n");
+    env.knack()
+        .args(["config", "set", "skills.inline_shell", "true"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("comments were not kept"));
 }

@@ -286,16 +286,12 @@ fn chunks_5s_apart_trip_a_1s_idle_timeout_and_the_retry_recovers() {
     // timeout and arrives; the 5 s gap before the second trips the idle timeout.
     server.enqueue(ScriptedReply::text("too slow").chunk_delay_ms(5_000));
     server.enqueue(ScriptedReply::text("on time"));
-    let started = std::time::Instant::now();
     let run = run_json(&env, &server.base_url(), "quick");
+    // Waiting the slow reply out would answer "too slow" with no retry; the
+    // retry's reason shows the idle timeout, not some other fault, ended it.
     run.assert_recovered("on time");
     let reason = run.of_type("retry")[0]["reason"].as_str().unwrap();
     assert!(reason.contains("idle_timeout_secs"), "{reason}");
-    // One 5 s frame plus one 1 s stall; the slow reply alone would take 25 s,
-    // which is what waiting it out instead of timing out would cost. The
-    // ceiling sits just under that, so a loaded machine has ~18 s of slack.
-    let elapsed = started.elapsed();
-    assert!(elapsed < std::time::Duration::from_secs(24), "{elapsed:?}");
 }
 
 #[test]

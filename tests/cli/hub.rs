@@ -590,3 +590,21 @@ fn uninstall_refuses_user_skills_and_audit_reports_changes() {
     );
     assert!(!r["findings"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn history_of_a_hub_skill_says_where_it_came_from() {
+    let hub = Hub::new();
+    let up = tempfile::tempdir().unwrap();
+    write_file(&up.path().join("lint/SKILL.md"), &skill_md("lint", "steps"));
+    let id = up.path().join("lint").display().to_string();
+    hub.ok(&["skills", "install", &id, "--yes"]);
+    let (code, err) = hub.fails(&["skills", "history", "lint"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("installed from the hub"), "{err}");
+    assert!(!err.contains("has not been written"), "{err}");
+    let (_, err) = hub.fails(&["skills", "rollback", "lint"]);
+    assert!(err.contains("installed from the hub"), "{err}");
+    // A name nobody knows keeps the plain answer.
+    let (_, err) = hub.fails(&["skills", "history", "nobody"]);
+    assert!(err.contains("no history for 'nobody'"), "{err}");
+}

@@ -11,5 +11,6 @@ mod sandbox;
 mod secrets;
 mod sessions;
 mod skills;
+mod symlinks;
 mod sync;
 mod tool;

@@ -318,7 +318,10 @@ fn doctor_reports_an_active_sandbox_and_a_private_home() {
     assert_eq!(report["sandbox"]["network"], json!(false));
     assert_eq!(report["approval"], json!("on-request"));
 
-    env.write("config.yaml", "agent:\n  sandbox: full-access\n  approval: never\n");
+    env.write(
+        "config.yaml",
+        "agent:\n  sandbox: full-access\n  approval: never\n",
+    );
     let out = success(env.knack().args(["doctor"]));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("full-access (NOT active)"), "{text}");
@@ -328,5 +331,8 @@ fn doctor_reports_an_active_sandbox_and_a_private_home() {
     let out = env.knack().args(["doctor"]).output().unwrap();
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("config.yaml") && err.contains("workspace"), "{err}");
+    assert!(
+        err.contains("config.yaml") && err.contains("workspace"),
+        "{err}"
+    );
 }

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use predicates::prelude::PredicateBooleanExt;
 
-use super::common::{Env, stdout_json, write_file};
+use super::common::{Env, stdout_json, success, write_file};
 
 fn populated() -> Env {
     let env = Env::new();
@@ -297,6 +297,40 @@ fn validate_reports_each_rule_and_exit_code() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("does not exist"));
+}
+
+#[test]
+fn validate_skips_history_copies_and_other_hidden_folders() {
+    let env = Env::new();
+    let create = json!({
+        "action": "create",
+        "name": "tidy",
+        "content": "---\nname: tidy\ndescription: Use when tidying\n---\n# tidy\n\nStep one.\n",
+    });
+    let patch = json!({
+        "action": "patch",
+        "name": "tidy",
+        "old_string": "Step one.",
+        "new_string": "Step one, then two.",
+    });
+    for args in [create, patch] {
+        success(env.knack().args(["tool", "call", "skill_manage", &args.to_string()]));
+    }
+    let history = env.home_path("skills/.history");
+    assert!(history.is_dir(), "the writes left versions");
+    write_file(
+        &env.home_path("skills/.git/old/SKILL.md"),
+        "---\nname: Old Copy\ndescription: d\n---\nbody\n",
+    );
+    let out = success(
+        env.knack()
+            .args(["skills", "validate", "--json"])
+            .arg(env.home_path("skills")),
+    );
+    let v = stdout_json(&out);
+    assert_eq!(v["checked"], json!(1), "{v}");
+    let text = v.to_string();
+    assert!(!text.contains(".history") && !text.contains(".git"), "{text}");
 }
 
 #[test]

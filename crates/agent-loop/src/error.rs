@@ -56,6 +56,13 @@ pub enum ModelError {
     #[error("model server error ({status}): {message}")]
     Server { status: u16, message: String },
 
+    #[error("the model server is overloaded ({status}){}: {message}", retry_after_note(*retry_after))]
+    Overloaded {
+        status: u16,
+        retry_after: Option<Duration>,
+        message: String,
+    },
+
     #[error("the model server refused the request ({status}){}: {message}", status_hint(*status))]
     Rejected { status: u16, message: String },
 
@@ -67,6 +74,9 @@ pub enum ModelError {
 
     #[error("the model server sent no readable data: {detail}")]
     MalformedStream { detail: String },
+
+    #[error("the model stream carried a chunk that is not valid JSON: {detail}")]
+    MalformedChunk { detail: String },
 
     #[error("HTTP error talking to the model server: {detail}")]
     Transport { detail: String },
@@ -93,6 +103,8 @@ impl ModelError {
             | Self::IdleTimeout { .. }
             | Self::RateLimited { .. }
             | Self::Server { .. }
+            | Self::Overloaded { .. }
+            | Self::MalformedChunk { .. }
             | Self::StreamCut { .. }
             | Self::StreamReportedError { .. }
             | Self::Transport { .. } => true,
@@ -110,7 +122,9 @@ impl ModelError {
     /// The wait the server asked for, when it asked.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            Self::RateLimited { retry_after, .. } => *retry_after,
+            Self::RateLimited { retry_after, .. } | Self::Overloaded { retry_after, .. } => {
+                *retry_after
+            }
             _ => None,
         }
     }
@@ -121,6 +135,12 @@ impl ModelError {
         match status {
             401 | 403 => Self::Unauthorized { status, message },
             429 => Self::RateLimited {
+                retry_after,
+                message,
+            },
+            // Anthropic's "overloaded": a busy server that may say when to come back.
+            529 => Self::Overloaded {
+                status,
                 retry_after,
                 message,
             },
@@ -136,6 +156,8 @@ impl ModelError {
             Self::RateLimited { .. } => "rate limited (429)".into(),
             Self::Server { status, .. } => format!("server error ({status})"),
             Self::StreamCut { .. } => "stream ended early".into(),
+            Self::Overloaded { status, .. } => format!("server overloaded ({status})"),
+            Self::MalformedChunk { .. } => "unreadable stream chunk".into(),
             other => {
                 let text = other.to_string();
                 truncate_chars(&text, 120)
@@ -240,6 +262,9 @@ mod tests {
         let wait = Some(Duration::from_secs(3));
         assert_eq!(ModelError::from_status(429, wait, "").retry_after(), wait);
         assert_eq!(ModelError::from_status(503, wait, "").retry_after(), None);
+        let overloaded = ModelError::from_status(529, wait, "");
+        assert_eq!(overloaded.retry_after(), wait);
+        assert!(overloaded.is_retryable());
         assert!(
             ModelError::from_status(429, wait, "")
                 .to_string()

@@ -308,7 +308,7 @@ mod tests {
     fn rendered_message_carries_body_dir_and_text() {
         let (dir, set) = set_with(&[("a/deploy", "deploy")]);
         let inv = parse_invocation("/deploy ship it", &set).unwrap().unwrap();
-        let opts = PreprocessOptions::from_config(&knack_config::SkillsConfig::default());
+        let opts = PreprocessOptions::from_config(&knack_config::Config::default());
         let msg = render_invocation(&inv, InvocationVia::Slash, "sess-9", &opts);
         let skill_dir = dir.path().join("a/deploy");
         assert!(

@@ -360,6 +360,8 @@ impl SessionStore {
                     content,
                     tool_calls,
                     tool_call_id,
+                    // Provider reasoning is kept for the live session only.
+                    reasoning: None,
                 },
             });
         }

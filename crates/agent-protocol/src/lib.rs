@@ -51,11 +51,18 @@ pub enum Event {
         reason: String,
     },
     Usage {
+        /// Every prompt token, cached ones included.
         prompt_tokens: u64,
         completion_tokens: u64,
         /// Prompt tokens served from the server's cache; 0 when the server
         /// does not report them.
         cached_tokens: u64,
+        /// Prompt tokens written to the cache (Anthropic); 0 elsewhere.
+        #[serde(default)]
+        cache_write_tokens: u64,
+        /// What the request cost in USD; only when prices are configured.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
     /// The skill catalog changed mid-session and the model was told so.
     CatalogNote {
@@ -246,9 +253,22 @@ mod tests {
                     prompt_tokens: 100,
                     completion_tokens: 20,
                     cached_tokens: 64,
+                    cache_write_tokens: 0,
+                    cost_usd: None,
                 },
                 json!({"type": "usage", "prompt_tokens": 100, "completion_tokens": 20,
-                       "cached_tokens": 64}),
+                       "cached_tokens": 64, "cache_write_tokens": 0}),
+            ),
+            (
+                Event::Usage {
+                    prompt_tokens: 1000,
+                    completion_tokens: 10,
+                    cached_tokens: 800,
+                    cache_write_tokens: 150,
+                    cost_usd: Some(0.5),
+                },
+                json!({"type": "usage", "prompt_tokens": 1000, "completion_tokens": 10,
+                       "cached_tokens": 800, "cache_write_tokens": 150, "cost_usd": 0.5}),
             ),
             (
                 Event::CatalogNote {

@@ -88,7 +88,9 @@ impl Wire {
 
     /// The wire named `name` (as config.yaml spells it), if there is one.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|wire| wire.name() == name.trim())
+        Self::ALL
+            .into_iter()
+            .find(|wire| wire.name() == name.trim())
     }
 }
 
@@ -135,6 +137,9 @@ pub struct ProviderConfig {
     /// (default: on for responses, off for chat, which not every server accepts).
     pub prompt_cache_key: Option<bool>,
     pub prices: Option<Prices>,
+    /// Responses only: `low`, `medium` or `high` for reasoning models; it
+    /// also asks for the encrypted reasoning replayed on the next request.
+    pub reasoning_effort: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -351,10 +356,7 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        serde_saphyr::from_str::<Config>(text).map_err(|e| Error::InvalidConfig {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+        serde_saphyr::from_str::<Config>(text).map_err(|e| Error::yaml(path, &e))
     }
 }
 

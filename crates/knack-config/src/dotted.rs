@@ -1,6 +1,6 @@
 //! `knack config get|set` with dotted keys (`skills.disabled`).
 //! Values are read as YAML scalars or flow collections and checked against the
-//! typed config before the file is rewritten.
+//! typed config before the file is edited (in place, see `yaml_edit`).
 
 use std::path::Path;
 
@@ -16,9 +16,24 @@ pub fn get_dotted(config: &Config, key: &str) -> Result<Value> {
         .ok_or_else(|| unknown(key, &tree))
 }
 
-/// Sets `key` in the config file at `path`, keeping its other keys, and returns
-/// the new config. The file is only written when the result is a valid config.
-pub fn set_dotted(path: &Path, key: &str, raw_value: &str) -> Result<Config> {
+/// What [`set_dotted`] did to the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetOutcome {
+    /// The config as it now reads.
+    pub config: Config,
+    /// `None` when only the changed key's line(s) were edited and the rest of
+    /// the file (comments, blank lines, key order) is as the user left it.
+    /// `Some(reason)` when the file could not be edited in place and was
+    /// rewritten from its data instead, which drops its comments.
+    pub rewritten: Option<String>,
+}
+
+/// Sets `key` in the config file at `path` and returns the new config. The
+/// changed key is edited in the file's text so comments and layout survive;
+/// only when that cannot be done safely (the key sits in a flow mapping, say)
+/// is the whole file rewritten. Either way the file is only written when the
+/// result reads back as a valid config holding exactly the intended data.
+pub fn set_dotted(path: &Path, key: &str, raw_value: &str) -> Result<SetOutcome> {
     let defaults =
         serde_json::to_value(Config::default()).map_err(|e| invalid(key, e.to_string()))?;
     if lookup(&defaults, key).is_none() {
@@ -31,21 +46,43 @@ pub fn set_dotted(path: &Path, key: &str, raw_value: &str) -> Result<Config> {
     };
     // Validate the current file first so a broken file is reported, not overwritten.
     Config::parse(&text, path)?;
-    let mut tree: Value = if text.trim().is_empty() {
-        Value::Object(Default::default())
-    } else {
-        serde_saphyr::from_str(&text).map_err(|e| Error::InvalidConfig {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?
-    };
+    let mut tree = read_tree(&text, path)?;
     let value = parse_value(raw_value);
+    let rendered = crate::yaml_edit::render_value(raw_value, &value);
     insert(&mut tree, key, value);
     let config: Config =
         serde_json::from_value(tree.clone()).map_err(|e| invalid(key, e.to_string()))?;
-    let yaml = serde_saphyr::to_string(&tree).map_err(|e| invalid(key, e.to_string()))?;
+
+    let parts: Vec<&str> = key.split('.').collect();
+    let edited = crate::yaml_edit::set_in_text(&text, &parts, &rendered)
+        .map_err(|unsupported| unsupported.0)
+        .and_then(|new_text| {
+            // The line editor is a heuristic; the parser has the last word.
+            let reads_back = read_tree(&new_text, path).is_ok_and(|t| t == tree)
+                && Config::parse(&new_text, path).is_ok_and(|c| c == config);
+            if reads_back {
+                Ok(new_text)
+            } else {
+                Err("the edited text did not read back as the intended config".to_owned())
+            }
+        });
+    let (yaml, rewritten) = match edited {
+        Ok(new_text) => (new_text, None),
+        Err(reason) => {
+            let yaml = serde_saphyr::to_string(&tree).map_err(|e| invalid(key, e.to_string()))?;
+            (yaml, Some(reason))
+        }
+    };
     write_atomic(path, &yaml)?;
-    Ok(config)
+    Ok(SetOutcome { config, rewritten })
+}
+
+/// The file's data as a generic tree; an empty file is an empty mapping.
+fn read_tree(text: &str, path: &Path) -> Result<Value> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_saphyr::from_str(text).map_err(|e| Error::yaml(path, &e))
 }
 
 fn parse_value(raw: &str) -> Value {
@@ -128,10 +165,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.yaml");
         std::fs::write(&path, "model:\n  name: m1\n").unwrap();
-        let cfg = set_dotted(&path, "skills.disabled", "[a, b]").unwrap();
+        let cfg = set_dotted(&path, "skills.disabled", "[a, b]")
+            .unwrap()
+            .config;
         assert_eq!(cfg.skills.disabled, vec!["a", "b"]);
         assert_eq!(cfg.model.name.as_deref(), Some("m1"));
-        let cfg = set_dotted(&path, "skills.inline_shell", "true").unwrap();
+        let cfg = set_dotted(&path, "skills.inline_shell", "true")
+            .unwrap()
+            .config;
         assert!(cfg.skills.inline_shell);
         let reread = Config::load_file(&path).unwrap();
         assert_eq!(reread, cfg);
@@ -145,7 +186,9 @@ mod tests {
     fn strings_that_look_like_other_things_stay_strings_where_typed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.yaml");
-        let cfg = set_dotted(&path, "model.name", "qwen2.5:0.5b").unwrap();
+        let cfg = set_dotted(&path, "model.name", "qwen2.5:0.5b")
+            .unwrap()
+            .config;
         assert_eq!(cfg.model.name.as_deref(), Some("qwen2.5:0.5b"));
     }
 
@@ -162,5 +205,127 @@ mod tests {
             Err(Error::InvalidValue { .. })
         ));
         assert!(!path.exists());
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const COMMENTED: &str = "\
+# knack config: mine, by hand
+
+model:
+  # the local server
+  base_url: http://127.0.0.1:8080/v1
+  name: small   # fast enough
+
+skills:
+  disabled:
+    - old-one
+  # keep the index small
+  index_budget_chars: 4000
+
+# the hub, last
+hub:
+  fetch_timeout_secs: 10
+";
+
+    #[test]
+    fn set_keeps_comments_blank_lines_and_key_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, COMMENTED).unwrap();
+
+        let out = set_dotted(&path, "model.name", "qwen2.5:0.5b").unwrap();
+        assert_eq!(out.rewritten, None);
+        let out = set_dotted(&path, "skills.disabled", "[a, b]").unwrap();
+        assert_eq!(out.rewritten, None);
+        let out = set_dotted(&path, "skills.inline_shell", "true").unwrap();
+        assert_eq!(out.rewritten, None);
+        let out = set_dotted(&path, "terminal.timeout_secs", "30").unwrap();
+        assert_eq!(out.rewritten, None);
+
+        let expected = "\
+# knack config: mine, by hand
+
+model:
+  # the local server
+  base_url: http://127.0.0.1:8080/v1
+  name: qwen2.5:0.5b   # fast enough
+
+skills:
+  disabled: [a, b]
+  # keep the index small
+  index_budget_chars: 4000
+  inline_shell: true
+
+# the hub, last
+hub:
+  fetch_timeout_secs: 10
+terminal:
+  timeout_secs: 30
+";
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+        let cfg = Config::load_file(&path).unwrap();
+        assert_eq!(cfg, out.config);
+        assert_eq!(cfg.model.name.as_deref(), Some("qwen2.5:0.5b"));
+        assert_eq!(cfg.skills.disabled, vec!["a", "b"]);
+        assert_eq!(cfg.skills.index_budget_chars, 4000);
+        assert_eq!(cfg.terminal.timeout_secs, 30);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn values_that_need_quotes_are_quoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, "# top\nagent:\n  system_message: hi\n").unwrap();
+        let out = set_dotted(&path, "agent.system_message", "#1: be brief").unwrap();
+        assert_eq!(out.rewritten, None);
+        assert_eq!(
+            out.config.agent.system_message.as_deref(),
+            Some("#1: be brief")
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# top\nagent:\n  system_message: \"#1: be brief\"\n"
+        );
+    }
+
+    #[test]
+    fn a_flow_mapping_falls_back_to_a_rewrite_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, "# gone after the rewrite\nskills: {disabled: [a]}\n").unwrap();
+        let out = set_dotted(&path, "skills.inline_shell", "true").unwrap();
+        let reason = out.rewritten.unwrap();
+        assert!(reason.contains("flow mapping"), "{reason}");
+        let cfg = Config::load_file(&path).unwrap();
+        assert_eq!(cfg.skills.disabled, vec!["a"]);
+        assert!(cfg.skills.inline_shell);
+    }
+
+    #[test]
+    fn a_broken_file_is_reported_with_its_path_not_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        let text = "model:\n  name: a\n   bad: [\n";
+        std::fs::write(&path, text).unwrap();
+        let err = set_dotted(&path, "model.name", "b")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("<input>"), "{err}");
+        assert!(err.contains(&format!("{}:", path.display())), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "untouched");
+
+        let err = Config::parse("skills:\n  disabeld: [a]\n", Path::new("/h/config.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--> /h/config.yaml:2:"), "{err}");
+        assert!(!err.contains("<input>"), "{err}");
     }
 }

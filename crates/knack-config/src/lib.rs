@@ -7,17 +7,18 @@ mod env_file;
 mod home;
 pub mod private;
 pub mod secret_env;
+mod yaml_edit;
 
 pub use config::{
     AgentConfig, ApprovalPolicy, CacheTtl, Config, HubConfig, MemoryConfig, ModelConfig, Prices,
     ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig, Wire,
 };
-pub use dotted::{get_dotted, set_dotted};
+pub use dotted::{SetOutcome, get_dotted, set_dotted};
 pub use env_file::{EnvFile, parse_env_file};
 pub use home::KnackHome;
 pub use secret_env::is_secret_name;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Errors from reading or writing the home directory and its config file.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// A YAML error of the file at `path`, its source snippet headed by the
+    /// file's path rather than the parser's `<input>`.
+    pub fn yaml(path: &Path, err: &serde_saphyr::Error) -> Self {
+        let name = path.display().to_string();
+        let message = err.render_with_options(serde_saphyr::render_options! {
+            source_name: Some(name.as_str()),
+        });
+        Error::InvalidConfig {
+            path: path.to_path_buf(),
+            message,
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

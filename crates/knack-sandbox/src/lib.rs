@@ -131,6 +131,19 @@ pub fn confine(command: &mut std::process::Command, policy: &SandboxPolicy) -> R
     }
 }
 
+/// Makes the child of `command` the leader of a new session and process group,
+/// detached from the user's terminal. Use it instead of `process_group(0)`
+/// (the two cannot be combined); the group id is the child's pid.
+pub fn new_session(command: &mut std::process::Command) {
+    #[cfg(target_os = "linux")]
+    linux::new_session(command);
+    #[cfg(not(target_os = "linux"))]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+}
+
 /// `path` with symlinks resolved, as far as it exists: the missing tail is
 /// appended to the resolved existing part. Rules must be checked on this form,
 /// never on the path as written (`a/link/../b` is not `a/b`).

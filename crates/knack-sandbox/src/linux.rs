@@ -20,8 +20,9 @@ use crate::{Confinement, Error, ReadOnlyMethod, Result, SandboxPolicy, Support};
 /// (best effort), and [`support`] says which parts are enforced.
 const TARGET_ABI: ABI = ABI::V6;
 
-/// Device files every shell expects to write.
-const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Device files every shell expects to write. Not `/dev/tty`: commands run in
+/// a session of their own, without the user's terminal (see [`new_session`]).
+const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
 /// Capabilities a root command inside the sandbox never needs and could use to
 /// step around it (reboot, modules, raw devices, mounts, clocks, tracing).
@@ -248,15 +249,16 @@ fn open_path(path: &Path) -> Result<PathFd> {
 fn narrow_roots(writable: &[PathBuf], read_only: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut roots: Vec<PathBuf> = writable.to_vec();
     let mut closed = Vec::new();
-    loop {
-        let Some((index, protected)) = roots.iter().enumerate().find_map(|(i, root)| {
+    // The roots containing a protected folder, one at a time, until none does.
+    let containing = |roots: &[PathBuf]| {
+        roots.iter().enumerate().find_map(|(i, root)| {
             read_only
                 .iter()
                 .find(|dir| dir.starts_with(root))
                 .map(|dir| (i, dir.clone()))
-        }) else {
-            break;
-        };
+        })
+    };
+    while let Some((index, protected)) = containing(&roots) {
         let root = roots.swap_remove(index);
         if root == protected {
             continue;
@@ -383,6 +385,18 @@ fn drop_capabilities() {
     for capability in DROPPED_CAPABILITIES {
         let _ = rustix::thread::remove_capability_from_bounding_set(capability);
     }
+}
+
+/// Starts the child in a new session: its own process group (whose id is the
+/// child's pid, so the whole group can be killed) and no controlling terminal,
+/// so it can neither read the user's keystrokes from `/dev/tty` nor push
+/// input into the terminal.
+pub(crate) fn new_session(command: &mut std::process::Command) {
+    with_pre_exec(command, || {
+        rustix::process::setsid()
+            .map(|_| ())
+            .map_err(std::io::Error::from)
+    });
 }
 
 fn with_pre_exec(

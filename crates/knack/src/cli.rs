@@ -42,6 +42,15 @@ pub enum Command {
     Run(RunArgs),
     /// Check the installation: home, config, model, and the command sandbox
     Doctor(DoctorArgs),
+    /// Show the model providers configured in config.yaml
+    #[command(subcommand)]
+    Model(ModelCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// List the providers (name, wire, base URL, model); `*` marks the one in use
+    List(JsonFlag),
 }
 
 #[derive(Debug, Args, Default)]
@@ -77,6 +86,12 @@ pub struct RunArgs {
     /// Run commands the terminal tool would ask about, without asking
     #[arg(long)]
     pub yolo: bool,
+    /// Use this provider from config.yaml's providers instead of model.provider
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Send this model name (overrides KNACK_MODEL and the config)
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Args, Default)]
@@ -87,6 +102,12 @@ pub struct ChatArgs {
     /// Preload a skill into the first turn (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,
+    /// Use this provider from config.yaml's providers instead of model.provider
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Send this model name (overrides KNACK_MODEL and the config)
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,6 +2,8 @@
 //! every failure to the exit codes of CONTRACT.md.
 
 mod cli;
+#[cfg(test)]
+mod cli_docs;
 mod commands;
 mod context;
 mod exit;

@@ -479,36 +479,3 @@ mod tests {
         assert!(!dest.join("leave").exists() && !dest.join("stay-rel").exists());
     }
 }
-
-#[cfg(test)]
-mod tmp_bench {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn tmp_open_vs_openat2() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("skills");
-        let mut rels = Vec::new();
-        for c in 0..100 {
-            for n in 0..100 {
-                let rel = format!("cat{c}/skill{n}");
-                std::fs::create_dir_all(root.join(&rel)).unwrap();
-                rels.push(rel);
-            }
-        }
-        let base = Base::open(&root).unwrap();
-        for round in 0..3 {
-            let t = std::time::Instant::now();
-            for rel in &rels {
-                let _ = rustix::fs::open(&root.join(rel), DIR_FLAGS, Mode::empty()).unwrap();
-            }
-            let a = t.elapsed();
-            let t = std::time::Instant::now();
-            for rel in &rels {
-                let _ = open(base.fd.as_fd(), &base.real, Path::new(rel), DIR_FLAGS, Links::Never).unwrap();
-            }
-            let b = t.elapsed();
-            eprintln!("round {round}: open(path) {a:?}  openat2(root, rel) {b:?}");
-        }
-    }
-}

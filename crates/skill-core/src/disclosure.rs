@@ -697,7 +697,7 @@ mod tests {
         }]));
         let env = knack_config::EnvFile::default();
         let ctx = ViewContext {
-            preprocess: PreprocessOptions::from_config(&knack_config::SkillsConfig::default()),
+            preprocess: PreprocessOptions::from_config(&knack_config::Config::default()),
             session_id: None,
             env: &env,
         };

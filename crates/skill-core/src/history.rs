@@ -113,6 +113,9 @@ fn open_history(home: &KnackHome, qualified_id: &str) -> Result<Base> {
         .unwrap_or_default();
     let (fd, _) = beneath::create_dirs_at(root.fd.as_fd(), &[".history", &name])
         .map_err(|e| link_or_io(&dir, e))?;
+    // Old versions may hold what a skill once said about the user's setup:
+    // only the user reads them (the home is private too; this holds if not).
+    let _ = rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(0o700));
     Ok(Base {
         real: root.real.join(".history").join(name),
         fd,

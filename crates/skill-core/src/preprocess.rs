@@ -14,14 +14,19 @@ pub struct PreprocessOptions {
     pub template_vars: bool,
     pub inline_shell: bool,
     pub inline_shell_timeout: Duration,
+    /// Secret-looking variables inline shell snippets may still inherit
+    /// (`agent.env_passthrough`, the same list the terminal tool uses).
+    pub env_passthrough: Vec<String>,
 }
 
 impl PreprocessOptions {
-    pub fn from_config(skills: &knack_config::SkillsConfig) -> Self {
+    pub fn from_config(config: &knack_config::Config) -> Self {
+        let skills = &config.skills;
         Self {
             template_vars: skills.template_vars,
             inline_shell: skills.inline_shell,
             inline_shell_timeout: Duration::from_secs(skills.inline_shell_timeout),
+            env_passthrough: config.agent.env_passthrough.clone(),
         }
     }
 }
@@ -40,7 +45,12 @@ pub fn preprocess(text: &str, values: &TemplateValues<'_>, options: &PreprocessO
         text.to_owned()
     };
     match (options.inline_shell, values.skill_dir) {
-        (true, Some(dir)) => expand_inline_shell(&text, dir, options.inline_shell_timeout),
+        (true, Some(dir)) => expand_inline_shell(
+            &text,
+            dir,
+            options.inline_shell_timeout,
+            &options.env_passthrough,
+        ),
         _ => text,
     }
 }
@@ -67,7 +77,12 @@ pub fn substitute_template_vars(text: &str, values: &TemplateValues<'_>) -> Stri
 
 /// Runs each single-line `` !`cmd` `` snippet in document order and puts its
 /// output in place.
-pub fn expand_inline_shell(text: &str, dir: &Path, timeout: Duration) -> String {
+pub fn expand_inline_shell(
+    text: &str,
+    dir: &Path,
+    timeout: Duration,
+    env_passthrough: &[String],
+) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("!`") {
@@ -80,22 +95,24 @@ pub fn expand_inline_shell(text: &str, dir: &Path, timeout: Duration) -> String 
             continue;
         }
         out.push_str(&rest[..start]);
-        out.push_str(&run_snippet(command, dir, timeout));
+        out.push_str(&run_snippet(command, dir, timeout, env_passthrough));
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     out
 }
 
-fn run_snippet(command: &str, dir: &Path, timeout: Duration) -> String {
-    let child = Command::new("bash")
-        .arg("-c")
+fn run_snippet(command: &str, dir: &Path, timeout: Duration, env_passthrough: &[String]) -> String {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
         .arg(command)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
+        .stderr(Stdio::piped());
+    // The snippet's output goes to the model: it gets no keys.
+    knack_config::secret_env::scrub_std_command(&mut cmd, env_passthrough);
+    let child = cmd.spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => return format!("[inline shell failed to start: {e}]"),
@@ -167,6 +184,7 @@ mod tests {
             template_vars: true,
             inline_shell: shell,
             inline_shell_timeout: Duration::from_secs(2),
+            env_passthrough: Vec::new(),
         }
     }
 
@@ -194,7 +212,7 @@ mod tests {
 
     #[test]
     fn inline_shell_is_off_by_default_in_config() {
-        let o = PreprocessOptions::from_config(&knack_config::SkillsConfig::default());
+        let o = PreprocessOptions::from_config(&knack_config::Config::default());
         assert!(!o.inline_shell);
         let dir = tempfile::tempdir().unwrap();
         let v = TemplateValues {

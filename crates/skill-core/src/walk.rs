@@ -861,7 +861,15 @@ pub fn decoy_entries(set: &SkillSet) -> Vec<DoctorEntry> {
         }
         for support in SUPPORT_DIRS {
             let child = dir.join(support);
-            if child.is_dir() {
+            // A support folder that is a link is looked into only when it
+            // stays inside the skill folder.
+            let linked_out = child.is_symlink()
+                && !dir.canonicalize().is_ok_and(|real| {
+                    child
+                        .canonicalize()
+                        .is_ok_and(|target| target.starts_with(real))
+                });
+            if child.is_dir() && !linked_out {
                 report_decoys(&child, skill_md, &mut out);
             }
         }
@@ -871,6 +879,13 @@ pub fn decoy_entries(set: &SkillSet) -> Vec<DoctorEntry> {
 
 /// An old package kept under `references/` is material, not a skill; say so.
 fn report_decoys(support_dir: &Path, owner: &Path, out: &mut Vec<DoctorEntry>) {
+    // Links are looked through only while they stay inside the skill folder.
+    let real_skill = owner.parent().and_then(|dir| dir.canonicalize().ok());
+    let stays_inside = |path: &Path| {
+        real_skill
+            .as_ref()
+            .is_some_and(|real| path.canonicalize().is_ok_and(|t| t.starts_with(real)))
+    };
     let mut stack = vec![(support_dir.to_path_buf(), 0usize)];
     while let Some((dir, depth)) = stack.pop() {
         let Ok(entries) = list_path(&dir) else {
@@ -888,7 +903,8 @@ fn report_decoys(support_dir: &Path, owner: &Path, out: &mut Vec<DoctorEntry>) {
                     ),
                 ));
             } else if depth < 4
-                && (kind == EntryKind::Dir || kind == EntryKind::Symlink && path.is_dir())
+                && (kind == EntryKind::Dir
+                    || kind == EntryKind::Symlink && path.is_dir() && stays_inside(&path))
                 && !name.starts_with('.')
             {
                 stack.push((path, depth + 1));

@@ -167,7 +167,7 @@ static CATALOG: &[ThreatPattern] = &[
         concat!(
             r#"(?:\.(?:post|put|patch|request|send|upload\w*)\s*\(|\b(?:requests|httpx|session|client)\.get\s*\(|\b(?:urlopen|fetch|axios(?:\.\w+)?|got(?:\.\w+)?|Invoke-(?:WebRequest|RestMethod))\b)[^\n]*"#, secret_file_read!(),
             r#"|\b(?:curl|wget|http|xh)\b[^\n]*(?:@|--post-file[= ]|--body-file[= ]|--upload-file\s+|\s-T\s+)['\x22]?(?:[^\s'\x22@]*/)?(?:\.env(?:\.[\w-]+)?|\.npmrc|\.pypirc|credentials\.json|\.cargo/credentials(?:\.toml)?|\.terraformrc|service[-_]account[\w-]*\.json|\.pgpass|\.netrc)(?:[\s'\x22\x60);|]|$)"#,
-            r#"|\b(?:curl|wget|http|xh|nc|ncat|netcat|socat)\b[^\n]*(?:\$\(|\x60)\s*(?:cat|base64|gzip|xxd|head|tail|tar\s+\S+)\s[^\n)\x60]*(?:"#, hot_secret_file!(), "|", warm_secret_file!(), ")"),
+            r#"|\b(?:curl|wget|http|xh|nc|ncat|netcat|socat)\b[^\n]*(?:\$\(|\x60)\s*(?:cat|base64|gzip|xxd|head|tail|tar\s+\S+)\b(?:\s+[^\n)\x60]*)?(?:"#, hot_secret_file!(), "|", warm_secret_file!(), ")"),
         "a network request carries the contents of a credential or .env file"),
     rule("exfil_pipe_secret_file", Critical, Exfiltration, BOTH,
         concat!(r#"\b(?:cat|base64|gzip|tar|xxd)\b[^\n]*(?:"#, hot_secret_file!(), "|", warm_secret_file!(), r#")[^\n]*\|\s*(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)\b"#),

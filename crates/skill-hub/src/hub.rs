@@ -7,7 +7,9 @@ use std::time::Duration;
 use knack_config::{Config, HubConfig, KnackHome};
 use serde::Serialize;
 use skill_core::{DiscoveryOptions, Resolution};
-use skill_guard::{PolicyDecision, ScanReport, TrustLevel, Verdict, decide, scan_skill_dir};
+use skill_guard::{
+    PolicyDecision, ScanReport, SkillIgnore, TrustLevel, Verdict, decide, scan_skill_dir_with,
+};
 
 use crate::audit_log::{AuditAction, append_audit_line};
 use crate::identifier::Identifier;
@@ -373,7 +375,7 @@ impl Hub {
                 validation.errors.join("; ")
             )));
         }
-        let report = scan_skill_dir(&dir)?;
+        let report = scan_package(&dir)?;
         let trust = id.trust(&self.config);
         let decision = decide(trust, report.verdict, opts.force);
         let frontmatter_category = skill_core::frontmatter::parse_skill_md(&skill_md)
@@ -816,7 +818,7 @@ impl Hub {
                     continue;
                 }
             };
-            match scan_skill_dir(&target) {
+            match scan_package(&target) {
                 Ok(report) => {
                     let modified = tree_hash(&target).is_ok_and(|h| h != entry.content_hash);
                     results.push(AuditResult {
@@ -835,6 +837,21 @@ impl Hub {
         }
         Ok(results)
     }
+}
+
+/// Scans a hub package (staged or installed) with no ignore rules at all.
+///
+/// A package's `.skillignore` was written by the same hand as its scripts:
+/// honouring it let a package hide `scripts/` from the very scan that decides
+/// whether it may be installed. The user's own ignore rules are the
+/// `.skillignore` files of the skills the user (or the agent, for them) writes
+/// in their own skills folder; skill-core's write guard and `scan_skill_dir`
+/// still honour those. The hub has no ignore rules of the user's to apply: a
+/// package arrives as a whole from outside, so here every file is scanned.
+/// `audit` rescans installed packages the same way, so its verdict compares
+/// like for like with the one recorded at install.
+fn scan_package(dir: &Path) -> Result<ScanReport> {
+    Ok(scan_skill_dir_with(dir, &SkillIgnore::default())?)
 }
 
 fn remove_tree(path: &Path) {

@@ -1,4 +1,4 @@
-//! Test-only helpers for knack: a scripted OpenAI-compatible mock model server,
+//! Test-only helpers for knack: a scripted mock model server for every wire,
 //! its reply builders, request invariants, and a static-file server for hub tests.
 
 mod bench;
@@ -13,7 +13,9 @@ pub use bench::print_bench;
 pub use git::{git, git_repo};
 pub use invariants::{InvariantChecker, check_invariants};
 pub use reply::{ScriptedReply, ScriptedToolCall, ScriptedUsage};
-pub use server::{CapturedRequest, INVARIANT_VIOLATED, MockModelServer, NO_REPLY_LEFT, Purpose};
+pub use server::{
+    CapturedRequest, INVARIANT_VIOLATED, MockModelServer, ModelWire, NO_REPLY_LEFT, Purpose,
+};
 pub use static_server::{StaticRequest, StaticRoute, StaticServer};
 
 use serde::{Deserialize, Serialize};

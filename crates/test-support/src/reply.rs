@@ -1,8 +1,10 @@
-//! What the mock model server says back to one request, and how it renders as SSE frames.
-//! Builders cover the shapes real OpenAI-compatible servers produce, including broken ones.
+//! What the mock model server says back to one request, and how it renders as SSE frames
+//! on each wire (Chat Completions, Anthropic Messages, OpenAI Responses), broken ones included.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+use crate::server::ModelWire;
 
 /// One scripted answer to one `/chat/completions` request.
 ///
@@ -20,7 +22,10 @@ pub struct ScriptedReply {
     /// The `error.message` of a status error's JSON body.
     pub error_message: Option<String>,
     pub text: Option<String>,
-    /// Streamed as `delta.reasoning_content`, a field local servers add.
+    /// Streamed as `delta.reasoning_content` (a field local servers add) on
+    /// the chat wire, as a thinking block signed `sig:<text>` on the
+    /// Anthropic wire, and as a reasoning item whose encrypted content is
+    /// `enc:<text>` on the Responses wire.
     pub reasoning: Option<String>,
     pub tool_calls: Vec<ScriptedToolCall>,
     pub usage: Option<ScriptedUsage>,
@@ -56,6 +61,9 @@ pub struct ScriptedUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens written to the cache (reported on the Anthropic wire only).
+    #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
 }
 
 /// How many pieces a text or an argument string is streamed in.
@@ -128,6 +136,18 @@ impl ScriptedReply {
             prompt_tokens: prompt,
             completion_tokens: completion,
             cached_tokens: Some(cached),
+            cache_write_tokens: None,
+        });
+        self
+    }
+
+    /// Usage with prompt tokens written to the cache too (Anthropic reports them).
+    pub fn with_cache_usage(mut self, prompt: u64, completion: u64, read: u64, write: u64) -> Self {
+        self.usage = Some(ScriptedUsage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            cached_tokens: Some(read),
+            cache_write_tokens: Some(write),
         });
         self
     }
@@ -185,6 +205,165 @@ impl ScriptedReply {
         };
         frames.push("[DONE]".to_owned());
         frames
+    }
+
+    /// The `data:` payloads of the stream on `wire`, in order.
+    pub fn frames_for(&self, wire: ModelWire) -> Vec<String> {
+        match wire {
+            ModelWire::Chat => return self.frames(),
+            _ if self.raw_frames.is_some() => return self.raw_frames.clone().unwrap_or_default(),
+            ModelWire::Anthropic => {}
+            ModelWire::Responses => return self.broken(self.responses_frames(), "response.in_progress"),
+        }
+        self.broken(self.anthropic_frames(), "ping")
+    }
+
+    /// Inserts the scripted broken frames after the first one; `harmless` is
+    /// an event the wire allows anywhere (the counterpart of empty choices).
+    fn broken(&self, mut frames: Vec<String>, harmless: &str) -> Vec<String> {
+        if self.empty_choices_chunk {
+            frames.insert(1.min(frames.len()), json!({ "type": harmless }).to_string());
+        }
+        if self.invalid_json_chunk {
+            frames.insert(1.min(frames.len()), r#"{"type":"content_block_delta","index":"#.to_owned());
+        }
+        frames
+    }
+
+    fn anthropic_frames(&self) -> Vec<String> {
+        let mut frames = Vec::new();
+        let mut message = json!({"id": "msg_mock", "type": "message", "role": "assistant",
+            "model": "mock-model", "content": [], "stop_reason": null});
+        if let Some(usage) = self.usage {
+            let read = usage.cached_tokens.unwrap_or(0);
+            let write = usage.cache_write_tokens.unwrap_or(0);
+            message["usage"] = json!({
+                "input_tokens": usage.prompt_tokens.saturating_sub(read + write),
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": write,
+                "output_tokens": 1,
+            });
+        }
+        frames.push(json!({"type": "message_start", "message": message}));
+        let mut index = 0;
+        if let Some(reasoning) = &self.reasoning {
+            frames.push(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""}}));
+            for piece in split_pieces(reasoning) {
+                frames.push(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "thinking_delta", "thinking": piece}}));
+            }
+            frames.push(json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "signature_delta", "signature": format!("sig:{reasoning}")}}));
+            frames.push(json!({"type": "content_block_stop", "index": index}));
+            index += 1;
+        }
+        if let Some(text) = &self.text {
+            frames.push(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "text", "text": ""}}));
+            for piece in split_pieces(text) {
+                frames.push(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": piece}}));
+            }
+            frames.push(json!({"type": "content_block_stop", "index": index}));
+            index += 1;
+        }
+        for call in &self.tool_calls {
+            frames.push(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}));
+            for piece in split_pieces(&call.arguments) {
+                frames.push(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}}));
+            }
+            frames.push(json!({"type": "content_block_stop", "index": index}));
+            index += 1;
+        }
+        let stop_reason = match self.finish_reason.as_deref() {
+            Some("stop") => "end_turn".to_owned(),
+            Some("tool_calls") => "tool_use".to_owned(),
+            Some("length") => "max_tokens".to_owned(),
+            Some(other) => other.to_owned(),
+            None if self.tool_calls.is_empty() => "end_turn".to_owned(),
+            None => "tool_use".to_owned(),
+        };
+        let mut delta = json!({"type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": null}});
+        if let Some(usage) = self.usage {
+            delta["usage"] = json!({"output_tokens": usage.completion_tokens});
+        }
+        frames.push(delta);
+        frames.push(json!({"type": "message_stop"}));
+        frames.iter().map(Value::to_string).collect()
+    }
+
+    fn responses_frames(&self) -> Vec<String> {
+        let mut frames = vec![json!({"type": "response.created",
+            "response": {"id": "resp_mock", "status": "in_progress"}})];
+        let mut index = 0;
+        if let Some(reasoning) = &self.reasoning {
+            let id = "rs_mock";
+            frames.push(json!({"type": "response.output_item.added", "output_index": index,
+                "item": {"type": "reasoning", "id": id, "summary": []}}));
+            for piece in split_pieces(reasoning) {
+                frames.push(json!({"type": "response.reasoning_summary_text.delta",
+                    "item_id": id, "output_index": index, "summary_index": 0, "delta": piece}));
+            }
+            frames.push(json!({"type": "response.output_item.done", "output_index": index,
+                "item": {"type": "reasoning", "id": id,
+                         "summary": [{"type": "summary_text", "text": reasoning}],
+                         "encrypted_content": format!("enc:{reasoning}")}}));
+            index += 1;
+        }
+        if let Some(text) = &self.text {
+            let id = "msg_mock";
+            frames.push(json!({"type": "response.output_item.added", "output_index": index,
+                "item": {"type": "message", "id": id, "role": "assistant", "content": []}}));
+            for piece in split_pieces(text) {
+                frames.push(json!({"type": "response.output_text.delta", "item_id": id,
+                    "output_index": index, "content_index": 0, "delta": piece}));
+            }
+            frames.push(json!({"type": "response.output_item.done", "output_index": index,
+                "item": {"type": "message", "id": id, "role": "assistant", "status": "completed",
+                         "content": [{"type": "output_text", "text": text, "annotations": []}]}}));
+            index += 1;
+        }
+        for call in &self.tool_calls {
+            let id = format!("fc_{}", call.id);
+            let item = |arguments: &str| json!({"type": "function_call", "id": id,
+                "call_id": call.id, "name": call.name, "arguments": arguments});
+            frames.push(json!({"type": "response.output_item.added", "output_index": index, "item": item("")}));
+            for piece in split_pieces(&call.arguments) {
+                frames.push(json!({"type": "response.function_call_arguments.delta",
+                    "item_id": id, "output_index": index, "delta": piece}));
+            }
+            frames.push(json!({"type": "response.function_call_arguments.done",
+                "item_id": id, "output_index": index, "arguments": call.arguments}));
+            frames.push(json!({"type": "response.output_item.done", "output_index": index,
+                "item": item(&call.arguments)}));
+            index += 1;
+        }
+        let status = if self.finish_reason.as_deref() == Some("length") {
+            "incomplete"
+        } else {
+            "completed"
+        };
+        let mut response = json!({"id": "resp_mock", "status": status});
+        if let Some(usage) = self.usage {
+            response["usage"] = json!({
+                "input_tokens": usage.prompt_tokens,
+                "input_tokens_details": {"cached_tokens": usage.cached_tokens.unwrap_or(0)},
+                "output_tokens": usage.completion_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+            });
+        }
+        let kind = if status == "completed" {
+            "response.completed"
+        } else {
+            "response.incomplete"
+        };
+        frames.push(json!({"type": kind, "response": response}));
+        frames.iter().map(Value::to_string).collect()
     }
 
     fn rendered_frames(&self) -> Vec<String> {
@@ -358,6 +537,30 @@ mod tests {
         assert!(serde_json::from_str::<Value>(&frames[1]).is_err());
         let empty: Value = serde_json::from_str(&frames[2]).unwrap();
         assert_eq!(empty["choices"], json!([]));
+    }
+
+    #[test]
+    fn anthropic_frames_carry_signed_thinking_tool_use_and_cache_usage() {
+        let reply = ScriptedReply::tool_calls([("t1", "skills_list", "{}")])
+            .with_reasoning("hmm")
+            .with_cache_usage(100, 5, 60, 30);
+        let frames = parsed(&reply.frames_for(ModelWire::Anthropic));
+        assert_eq!(frames[0]["message"]["usage"]["input_tokens"], 10);
+        assert!(frames.iter().any(|f| f["delta"]["signature"] == "sig:hmm"));
+        assert!(frames.iter().any(|f| f["content_block"]["type"] == "tool_use"));
+        let delta = &frames[frames.len() - 2];
+        assert_eq!(delta["delta"]["stop_reason"], "tool_use");
+        assert_eq!(frames.last().unwrap()["type"], "message_stop");
+    }
+
+    #[test]
+    fn responses_frames_end_with_completed_usage() {
+        let reply = ScriptedReply::text("hi").with_reasoning("r").with_usage(50, 2, 40);
+        let frames = parsed(&reply.frames_for(ModelWire::Responses));
+        let last = frames.last().unwrap();
+        assert_eq!(last["type"], "response.completed");
+        assert_eq!(last["response"]["usage"]["input_tokens_details"]["cached_tokens"], 40);
+        assert!(frames.iter().any(|f| f["item"]["encrypted_content"] == "enc:r"));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! A scripted OpenAI-compatible model server on 127.0.0.1, hand-rolled on a TcpListener.
+//! A scripted model server on 127.0.0.1 speaking all three wires, hand-rolled on a TcpListener.
 //! It runs on its own thread and runtime so sync tests and subprocesses can talk to it too.
 
 use crate::invariants::InvariantChecker;
@@ -39,6 +39,18 @@ impl Purpose {
     }
 }
 
+/// The wire protocol of a model request, by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelWire {
+    /// `POST …/chat/completions`
+    Chat,
+    /// `POST …/messages`
+    Anthropic,
+    /// `POST …/responses`
+    Responses,
+}
+
 /// One request as the server received it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapturedRequest {
@@ -68,7 +80,24 @@ impl CapturedRequest {
     }
 
     pub fn is_chat_completion(&self) -> bool {
-        self.method == "POST" && self.path.ends_with("/chat/completions")
+        self.wire() == Some(ModelWire::Chat)
+    }
+
+    /// Which wire this model request speaks; `None` for anything else.
+    pub fn wire(&self) -> Option<ModelWire> {
+        if self.method != "POST" {
+            return None;
+        }
+        let path = self.path.split('?').next().unwrap_or_default();
+        if path.ends_with("/chat/completions") {
+            Some(ModelWire::Chat)
+        } else if path.ends_with("/messages") {
+            Some(ModelWire::Anthropic)
+        } else if path.ends_with("/responses") {
+            Some(ModelWire::Responses)
+        } else {
+            None
+        }
     }
 
     pub fn messages(&self) -> &[Value] {
@@ -209,6 +238,14 @@ impl MockModelServer {
             .collect()
     }
 
+    /// The model requests received so far, on any wire.
+    pub fn model_requests(&self) -> Vec<CapturedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|request| request.wire().is_some())
+            .collect()
+    }
+
     /// The invariant violations seen so far, one per line, without taking them.
     pub fn violations(&self) -> Vec<String> {
         locked(&self.shared.violations).clone()
@@ -261,20 +298,19 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
         let _ = stream.shutdown().await;
         return;
     }
-    let reply = if request.is_chat_completion() {
+    let wire = request.wire();
+    let reply = wire.map(|_| {
         let purpose = Purpose::from_header(request.purpose());
-        Some(
-            locked(&shared.queues)
-                .get_mut(&purpose)
-                .and_then(VecDeque::pop_front),
-        )
-    } else {
-        None
-    };
+        locked(&shared.queues)
+            .get_mut(&purpose)
+            .and_then(VecDeque::pop_front)
+    });
 
     // Write errors mean the client went away; the test will see that on its side.
     let _ = match reply {
-        Some(Some(reply)) => send_reply(&mut stream, &reply).await,
+        Some(Some(reply)) => {
+            send_reply(&mut stream, &reply, wire.unwrap_or(ModelWire::Chat)).await
+        }
         Some(None) => send_json(&mut stream, 500, &error_body(NO_REPLY_LEFT), None).await,
         None if request.method == "GET" && request.path.ends_with("/models") => {
             let models =
@@ -380,6 +416,7 @@ fn reason_phrase(status: u16) -> &'static str {
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
+        529 => "Overloaded",
         _ => "Status",
     }
 }
@@ -403,7 +440,11 @@ async fn send_json(
     stream.flush().await
 }
 
-async fn send_reply(stream: &mut TcpStream, reply: &ScriptedReply) -> io::Result<()> {
+async fn send_reply(
+    stream: &mut TcpStream,
+    reply: &ScriptedReply,
+    wire: ModelWire,
+) -> io::Result<()> {
     if reply.first_byte_delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(reply.first_byte_delay_ms)).await;
     }
@@ -419,7 +460,7 @@ async fn send_reply(stream: &mut TcpStream, reply: &ScriptedReply) -> io::Result
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
     stream.write_all(head.as_bytes()).await?;
     stream.flush().await?;
-    let frames = reply.frames();
+    let frames = reply.frames_for(wire);
     let limit = reply
         .stall_after_chunks
         .or(reply.cut_after_chunks)
@@ -428,7 +469,17 @@ async fn send_reply(stream: &mut TcpStream, reply: &ScriptedReply) -> io::Result
         if reply.chunk_delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(reply.chunk_delay_ms)).await;
         }
-        let event = format!("data: {frame}\n\n");
+        // Anthropic and Responses streams name each event, as the real APIs do.
+        let name = match wire {
+            ModelWire::Chat => None,
+            _ => serde_json::from_str::<Value>(frame)
+                .ok()
+                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned)),
+        };
+        let event = match name {
+            Some(name) => format!("event: {name}\ndata: {frame}\n\n"),
+            None => format!("data: {frame}\n\n"),
+        };
         let framed = format!("{:x}\r\n{event}\r\n", event.len());
         stream.write_all(framed.as_bytes()).await?;
         stream.flush().await?;

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::StreamUpdate;
+use super::transport::{StreamAssembler, parse_chunk, preview};
 use super::types::{Completion, ToolCall, Usage};
 use crate::error::{ModelError, Result};
 
@@ -73,6 +74,14 @@ struct UsageWire {
     completion_tokens: Option<u64>,
     #[serde(default)]
     prompt_tokens_details: Option<PromptTokensDetailsWire>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionTokensDetailsWire>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CompletionTokensDetailsWire {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,21 +106,14 @@ pub(crate) struct ReplyAssembler {
     calls: Vec<PartialCall>,
     usage: Option<Usage>,
     finish_reason: Option<String>,
-    valid_chunks: usize,
-    skipped_chunks: usize,
-    first_skip: Option<String>,
     done: bool,
     /// Whether anything was handed to the caller (it must be told to reset on retry).
-    pub(crate) emitted: bool,
+    emitted: bool,
 }
 
-impl ReplyAssembler {
+impl StreamAssembler for ReplyAssembler {
     /// Takes one SSE `data` payload.
-    pub(crate) fn accept(
-        &mut self,
-        data: &str,
-        sink: &mut (dyn FnMut(StreamUpdate) + Send),
-    ) -> Result<()> {
+    fn accept(&mut self, data: &str, sink: &mut (dyn FnMut(StreamUpdate) + Send)) -> Result<()> {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -120,16 +122,9 @@ impl ReplyAssembler {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk = match serde_json::from_str::<ChunkWire>(data) {
-            Ok(chunk) => chunk,
-            Err(err) => {
-                tracing::warn!(error = %err, data = %preview(data), "skipping an unreadable stream chunk");
-                self.skipped_chunks += 1;
-                self.first_skip.get_or_insert_with(|| preview(data));
-                return Ok(());
-            }
-        };
-        self.valid_chunks += 1;
+        // A chunk that is not JSON may have carried text or a tool call;
+        // going on without it would give a silently wrong reply.
+        let chunk: ChunkWire = parse_chunk(data)?;
         let choices = chunk.choices.unwrap_or_default();
         if let Some(error) = chunk.error
             && choices.is_empty()
@@ -143,6 +138,10 @@ impl ReplyAssembler {
                 prompt_tokens: usage.prompt_tokens.unwrap_or(0),
                 completion_tokens: usage.completion_tokens.unwrap_or(0),
                 cached_tokens: usage.prompt_tokens_details.and_then(|d| d.cached_tokens),
+                reasoning_tokens: usage
+                    .completion_tokens_details
+                    .and_then(|d| d.reasoning_tokens),
+                ..Usage::default()
             });
         }
         for choice in choices {
@@ -160,41 +159,32 @@ impl ReplyAssembler {
     }
 
     /// Takes a whole non-streamed JSON reply (servers that ignore `stream: true`).
-    pub(crate) fn accept_whole(
-        &mut self,
-        body: &str,
-        sink: &mut (dyn FnMut(StreamUpdate) + Send),
-    ) -> Result<()> {
-        self.accept(body, sink)?;
-        if self.valid_chunks == 0 {
+    fn accept_whole(&mut self, body: &str, sink: &mut (dyn FnMut(StreamUpdate) + Send)) -> Result<()> {
+        if serde_json::from_str::<serde::de::IgnoredAny>(body).is_err() {
             return Err(ModelError::MalformedStream {
                 detail: format!("the reply is not JSON: {}", preview(body)),
             });
         }
+        self.accept(body, sink)?;
         self.done = true;
         Ok(())
     }
 
     /// True once `[DONE]` arrived; nothing more will follow.
-    pub(crate) fn saw_done(&self) -> bool {
+    fn saw_done(&self) -> bool {
         self.done
     }
 
     /// True once the server said the reply is over.
-    pub(crate) fn is_complete(&self) -> bool {
+    fn is_complete(&self) -> bool {
         self.done || self.finish_reason.is_some()
     }
 
-    pub(crate) fn finish(self) -> Result<Completion> {
-        if self.valid_chunks == 0 && self.skipped_chunks > 0 {
-            return Err(ModelError::MalformedStream {
-                detail: format!(
-                    "{} chunk(s), none of them JSON; the first was {}",
-                    self.skipped_chunks,
-                    self.first_skip.unwrap_or_default()
-                ),
-            });
-        }
+    fn emitted(&self) -> bool {
+        self.emitted
+    }
+
+    fn finish(self) -> Result<Completion> {
         let tool_calls = self
             .calls
             .into_iter()
@@ -214,9 +204,12 @@ impl ReplyAssembler {
             tool_calls,
             usage: self.usage,
             finish_reason: self.finish_reason,
+            reasoning: Vec::new(),
         })
     }
+}
 
+impl ReplyAssembler {
     fn apply_delta(
         &mut self,
         delta: DeltaWire,
@@ -312,14 +305,6 @@ fn error_text(error: &Value) -> String {
         .unwrap_or_else(|| error.to_string())
 }
 
-fn preview(data: &str) -> String {
-    const MAX: usize = 200;
-    match data.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &data[..cut]),
-        None => data.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,21 +377,24 @@ mod tests {
             Some(Usage {
                 prompt_tokens: 10,
                 completion_tokens: 2,
-                cached_tokens: Some(8)
+                cached_tokens: Some(8),
+                ..Usage::default()
             })
         );
         assert_eq!(updates[0], StreamUpdate::ReasoningDelta("hmm".into()));
     }
 
     #[test]
-    fn invalid_chunks_are_skipped_unless_nothing_else_arrives() {
-        let (completion, _) =
-            assemble(&["{not json", r#"{"choices":[{"delta":{"content":"ok"}}]}"#]);
-        assert_eq!(completion.unwrap().content, "ok");
-        let (completion, _) = assemble(&["{not json", "<html>"]);
+    fn a_chunk_that_is_not_json_is_a_retryable_error_never_skipped() {
+        let (completion, _) = assemble(&[
+            r#"{"choices":[{"delta":{"content":"ok"}}]}"#,
+            "{not json",
+            r#"{"choices":[{"delta":{"content":"!"}}]}"#,
+        ]);
         let err = completion.unwrap_err();
-        assert!(matches!(err, ModelError::MalformedStream { .. }), "{err}");
+        assert!(matches!(err, ModelError::MalformedChunk { .. }), "{err}");
         assert!(err.to_string().contains("{not json"), "{err}");
+        assert!(err.is_retryable());
     }
 
     #[test]

@@ -1,21 +1,31 @@
-//! Talking to the model: the `ModelClient` seam and its OpenAI-compatible implementation.
-//! Streams one reply, reports deltas and retries as they happen, returns the whole completion.
+//! Talking to the model: the `ModelClient` seam and one client per wire protocol
+//! (Chat Completions, Anthropic Messages, OpenAI Responses); the session never knows which.
 
+mod anthropic;
 mod chat_completions;
 mod chunk;
+mod responses;
 mod retry;
 mod sse;
+mod transport;
 mod types;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
-pub use chat_completions::{ChatCompletionsClient, ClientSettings, ModelTimeouts};
+pub use anthropic::{AnthropicClient, cache_breakpoints};
+pub use chat_completions::ChatCompletionsClient;
+pub use knack_config::Wire;
+pub use responses::ResponsesClient;
 pub use retry::RetryPolicy;
+pub use transport::{ClientSettings, ModelTimeouts};
 pub use types::{
-    ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, RequestPurpose, Role,
-    ToolCall, Usage, freeze_tools,
+    ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, ReasoningItem,
+    RequestPurpose, Role, ToolCall, Usage, freeze_tools,
 };
+
+use transport::StreamAssembler;
 
 use crate::error::Result;
 
@@ -57,6 +67,15 @@ pub trait ModelClient: Send + Sync {
         request: &'a ChatRequest,
         on_update: UpdateSink<'a>,
     ) -> ModelFuture<'a>;
+}
+
+/// The client for `settings.wire`.
+pub fn build_client(settings: ClientSettings) -> Result<Arc<dyn ModelClient>> {
+    Ok(match settings.wire {
+        Wire::Chat => Arc::new(ChatCompletionsClient::new(settings)?),
+        Wire::Anthropic => Arc::new(AnthropicClient::new(settings)?),
+        Wire::Responses => Arc::new(ResponsesClient::new(settings)?),
+    })
 }
 
 /// Fuzzing entry point: runs `pieces` (one network read each) through the SSE

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
+use knack_config::{Prices, Wire};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::Result;
@@ -26,6 +28,20 @@ pub struct ChatMessage {
     pub tool_calls: Option<Vec<ToolCall>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Reasoning the provider asked to get back with the next request
+    /// (assistant messages only); the Chat Completions wire never sends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Vec<ReasoningItem>>,
+}
+
+/// A piece of reasoning that must go back to the provider unchanged: an
+/// Anthropic thinking block with its signature, or a Responses reasoning item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningItem {
+    /// The wire that produced it; the other wires leave it out.
+    pub wire: Wire,
+    /// The block or item exactly as the provider sent it.
+    pub item: Value,
 }
 
 impl ChatMessage {
@@ -46,7 +62,14 @@ impl ChatMessage {
             content: (!content.is_empty() || tool_calls.is_empty()).then_some(content),
             tool_calls: (!tool_calls.is_empty()).then_some(tool_calls),
             tool_call_id: None,
+            reasoning: None,
         }
+    }
+
+    /// The same message carrying `reasoning` to replay (none when empty).
+    pub fn with_reasoning(mut self, reasoning: Vec<ReasoningItem>) -> Self {
+        self.reasoning = (!reasoning.is_empty()).then_some(reasoning);
+        self
     }
 
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
@@ -55,6 +78,7 @@ impl ChatMessage {
             content: Some(content.into()),
             tool_calls: None,
             tool_call_id: Some(call_id.into()),
+            reasoning: None,
         }
     }
 
@@ -64,6 +88,7 @@ impl ChatMessage {
             content: Some(content.into()),
             tool_calls: None,
             tool_call_id: None,
+            reasoning: None,
         }
     }
 }
@@ -141,12 +166,50 @@ pub struct ChatRequest {
     pub session_id: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What one request used, the same record on every wire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every prompt token: fresh ones, those read from the cache and those
+    /// written to it (Anthropic reports the three apart; they are summed here).
     pub prompt_tokens: u64,
+    /// Every generated token, reasoning included.
     pub completion_tokens: u64,
     /// Prompt tokens the server served from its cache, when it says.
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens written to the cache (Anthropic), when it says.
+    #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
+    /// Generated tokens spent on reasoning, when the server says.
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
+    /// What the request cost, when prices are configured.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Prompt tokens neither read from nor written to the cache.
+    pub fn fresh_input_tokens(&self) -> u64 {
+        self.prompt_tokens
+            .saturating_sub(self.cached_tokens.unwrap_or(0))
+            .saturating_sub(self.cache_write_tokens.unwrap_or(0))
+    }
+
+    /// The cost in USD at `prices` (per million tokens); cache reads and
+    /// writes fall back to the input price when theirs is not given.
+    pub fn cost(&self, prices: &Prices) -> f64 {
+        let per_token = |price: f64, tokens: u64| price * tokens as f64 / 1_000_000.0;
+        per_token(prices.input, self.fresh_input_tokens())
+            + per_token(
+                prices.cache_read.unwrap_or(prices.input),
+                self.cached_tokens.unwrap_or(0),
+            )
+            + per_token(
+                prices.cache_write.unwrap_or(prices.input),
+                self.cache_write_tokens.unwrap_or(0),
+            )
+            + per_token(prices.output, self.completion_tokens)
+    }
 }
 
 /// One finished model reply.
@@ -156,12 +219,15 @@ pub struct Completion {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
     pub finish_reason: Option<String>,
+    /// Reasoning to send back with the next request (thinking blocks, reasoning items).
+    pub reasoning: Vec<ReasoningItem>,
 }
 
 impl Completion {
     /// The reply as the assistant message to append to the conversation.
     pub fn to_message(&self) -> ChatMessage {
         ChatMessage::assistant(self.content.clone(), self.tool_calls.clone())
+            .with_reasoning(self.reasoning.clone())
     }
 }
 
@@ -199,6 +265,43 @@ mod tests {
             let back: ChatMessage = serde_json::from_value(value).unwrap();
             assert_eq!(back, message);
         }
+    }
+
+    #[test]
+    fn usage_splits_fresh_input_and_prices_each_part() {
+        let usage = Usage {
+            prompt_tokens: 1_000_000,
+            completion_tokens: 100_000,
+            cached_tokens: Some(600_000),
+            cache_write_tokens: Some(300_000),
+            ..Usage::default()
+        };
+        assert_eq!(usage.fresh_input_tokens(), 100_000);
+        let prices = Prices {
+            input: 3.0,
+            output: 15.0,
+            cache_read: Some(0.3),
+            cache_write: Some(3.75),
+        };
+        let cost = usage.cost(&prices);
+        assert!((cost - (0.3 + 0.18 + 1.125 + 1.5)).abs() < 1e-9, "{cost}");
+        let plain = Prices {
+            input: 1.0,
+            output: 2.0,
+            ..Prices::default()
+        };
+        assert!((usage.cost(&plain) - (1.0 + 0.2)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn reasoning_is_kept_on_assistant_messages_only_when_present() {
+        let item = ReasoningItem {
+            wire: Wire::Anthropic,
+            item: json!({"type": "thinking", "thinking": "t", "signature": "s"}),
+        };
+        let message = ChatMessage::assistant("a", vec![]).with_reasoning(vec![item.clone()]);
+        assert_eq!(message.reasoning, Some(vec![item]));
+        assert_eq!(ChatMessage::assistant("a", vec![]).with_reasoning(vec![]).reasoning, None);
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl Session {
         let discovery = Arc::new(DiscoveryCache::new());
         let registry = Arc::new(ToolRegistry::for_toolsets(&options.config.agent.toolsets));
         let review_threshold = options.config.skills.review_after_tool_calls;
-        let preprocess = PreprocessOptions::from_config(&options.config.skills);
+        let preprocess = PreprocessOptions::from_config(&options.config);
         // Built once: the secrets this session must never store or send.
         let redactor = Arc::new(Redactor::from_environment(&options.home, &options.config));
 

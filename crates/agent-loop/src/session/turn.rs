@@ -201,6 +201,8 @@ impl Session {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
                 cached_tokens: usage.cached_tokens.unwrap_or(0),
+                cache_write_tokens: usage.cache_write_tokens.unwrap_or(0),
+                cost_usd: usage.cost_usd,
             });
         }
         Ok(completion)

@@ -70,7 +70,7 @@ impl Tool for SkillView {
             let set = ctx.skills();
             let env = ctx.home.env_file();
             let view = ViewContext {
-                preprocess: PreprocessOptions::from_config(&ctx.config.skills),
+                preprocess: PreprocessOptions::from_config(&ctx.config),
                 session_id: Some(&ctx.session_id),
                 env: &env,
             };

@@ -205,7 +205,6 @@ async fn run(
     sandbox: Option<&SandboxPolicy>,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    use std::os::unix::process::CommandExt;
     let spawn_error = |e: std::io::Error| ToolError::model(format!("cannot start bash: {e}"));
     let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
     let writer_err = writer.try_clone().map_err(spawn_error)?;
@@ -216,8 +215,10 @@ async fn run(
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(writer)
-        .stderr(writer_err)
-        .process_group(0);
+        .stderr(writer_err);
+    // Its own session: the group can be killed as one, and the command has no
+    // way to the user's terminal.
+    knack_sandbox::new_session(&mut std_cmd);
     // Keys stay with knack: the command sees no secret-looking variables
     // unless the user passed them through by name.
     knack_config::secret_env::scrub_std_command(&mut std_cmd, &ctx.config.agent.env_passthrough);

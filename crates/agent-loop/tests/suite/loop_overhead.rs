@@ -48,6 +48,7 @@ impl ModelClient for InstantModel {
                 prompt_tokens: 1000,
                 completion_tokens: 20,
                 cached_tokens: Some(900),
+                ..Usage::default()
             });
             let after_user = request
                 .messages
@@ -59,6 +60,7 @@ impl ModelClient for InstantModel {
                     tool_calls: vec![ToolCall::function(format!("call-{n}"), "skills_list", "{}")],
                     usage,
                     finish_reason: Some("tool_calls".into()),
+                    reasoning: Vec::new(),
                 });
             }
             on_update(StreamUpdate::TextDelta(ANSWER.into()));
@@ -67,6 +69,7 @@ impl ModelClient for InstantModel {
                 tool_calls: Vec::new(),
                 usage,
                 finish_reason: Some("stop".into()),
+                reasoning: Vec::new(),
             })
         })
     }

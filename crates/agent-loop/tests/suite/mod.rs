@@ -5,6 +5,7 @@ mod model_errors;
 mod model_retries;
 mod model_streaming;
 mod model_wire;
+mod model_wires;
 mod real_model;
 mod session_approval;
 mod session_store;
@@ -28,8 +29,6 @@ use agent_loop::model::{
 
 pub fn settings(base_url: &str, max_retries: u32) -> ClientSettings {
     ClientSettings {
-        base_url: base_url.to_owned(),
-        api_key: None,
         timeouts: ModelTimeouts {
             connect: Duration::from_secs(2),
             first_byte: Duration::from_secs(5),
@@ -41,6 +40,7 @@ pub fn settings(base_url: &str, max_retries: u32) -> ClientSettings {
             max_delay: Duration::from_millis(40),
             max_retry_after: Duration::from_secs(5),
         },
+        ..ClientSettings::new(base_url)
     }
 }
 

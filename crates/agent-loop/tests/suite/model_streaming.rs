@@ -4,7 +4,7 @@ use agent_loop::model::{StreamUpdate, ToolCall, Usage};
 use pretty_assertions::assert_eq;
 use test_support::{MockModelServer, ScriptedReply};
 
-use super::{client, request, run, visible_text};
+use super::{client, request, retries, run, visible_text};
 
 #[tokio::test]
 async fn streamed_text_arrives_in_pieces_with_usage() {
@@ -25,7 +25,8 @@ async fn streamed_text_arrives_in_pieces_with_usage() {
         Some(Usage {
             prompt_tokens: 120,
             completion_tokens: 9,
-            cached_tokens: Some(96)
+            cached_tokens: Some(96),
+            ..Usage::default()
         })
     );
     assert!(completion.tool_calls.is_empty());
@@ -98,12 +99,11 @@ async fn text_then_tool_call_in_one_reply() {
 }
 
 #[tokio::test]
-async fn invalid_json_empty_choices_and_reasoning_do_not_break_the_reply() {
+async fn empty_choices_and_reasoning_do_not_break_the_reply() {
     let server = MockModelServer::start().await.unwrap();
     server.enqueue(
         ScriptedReply::text("still fine")
             .with_reasoning("thinking it over")
-            .with_invalid_json_chunk()
             .with_empty_choices_chunk(),
     );
     let (result, updates) = run(&client(&server.base_url(), 0), &request()).await;
@@ -119,14 +119,29 @@ async fn invalid_json_empty_choices_and_reasoning_do_not_break_the_reply() {
 }
 
 #[tokio::test]
+async fn a_chunk_that_is_not_json_is_retried_like_a_cut_stream() {
+    let server = MockModelServer::start().await.unwrap();
+    server.enqueue(ScriptedReply::text("lost text").with_invalid_json_chunk());
+    server.enqueue(ScriptedReply::text("whole again"));
+    let (result, updates) = run(&client(&server.base_url(), 1), &request()).await;
+    assert_eq!(result.unwrap().content, "whole again");
+    assert_eq!(visible_text(&updates), "whole again");
+    let retried = retries(&updates);
+    assert_eq!(retried.len(), 1, "{retried:?}");
+    assert_eq!(retried[0].2, "unreadable stream chunk");
+    assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[tokio::test]
 async fn a_stream_of_only_garbage_is_an_error_not_an_empty_reply() {
     let server = MockModelServer::start().await.unwrap();
-    server.enqueue(ScriptedReply::raw_frames(["{oops", "<html>"]));
+    for _ in 0..3 {
+        server.enqueue(ScriptedReply::raw_frames(["{oops", "<html>"]));
+    }
     let (result, _) = run(&client(&server.base_url(), 2), &request()).await;
     let err = result.unwrap_err();
-    assert!(err.to_string().contains("no readable data"), "{err}");
-    // Garbage is not worth resending.
-    assert_eq!(server.chat_requests().len(), 1);
+    assert!(err.to_string().contains("not valid JSON"), "{err}");
+    assert_eq!(server.chat_requests().len(), 3);
 }
 
 #[tokio::test]

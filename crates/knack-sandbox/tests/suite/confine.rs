@@ -194,3 +194,20 @@ fn udp_and_raw_sockets_are_blocked_but_unix_sockets_work_without_network() {
     let out = sh(script, &open);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "open\nopen\nopen\n");
 }
+
+#[test]
+fn a_new_session_leads_its_own_group_without_a_terminal() {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("echo $$; cut -d' ' -f5,6,7 /proc/$$/stat");
+    knack_sandbox::new_session(&mut command);
+    confine(&mut command, &SandboxPolicy::default()).unwrap();
+    let out = command.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let pid = lines.next().unwrap();
+    // Fields 5, 6 and 7 of /proc/PID/stat: process group, session, tty (0 = none).
+    let ids: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    assert_eq!(ids, [pid, pid, "0"], "{text}{}", stderr(&out));
+}

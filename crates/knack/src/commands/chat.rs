@@ -30,20 +30,31 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
 }
 
 async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
+    let model = crate::commands::model::ModelFlags {
+        provider: args.provider,
+        model: args.model,
+    };
     let mut options = ChatOptions {
         resume: args.resume,
         preload: args.skills,
+        model: model.clone(),
     };
     let mut skills = SkillCatalog::new(ctx.discovery_options());
     loop {
         let (conn, info) = tui::connect_agent(&ctx, &options).await?;
         match tui::run_tui(conn, info, &mut skills, &ctx.home).await? {
             TuiExit::Quit => return Ok(exit::OK),
-            TuiExit::NewSession => options = ChatOptions::default(),
+            TuiExit::NewSession => {
+                options = ChatOptions {
+                    model: model.clone(),
+                    ..ChatOptions::default()
+                }
+            }
             TuiExit::Resume(id) => {
                 options = ChatOptions {
                     resume: Some(id),
                     preload: Vec::new(),
+                    model: model.clone(),
                 }
             }
         }

@@ -15,9 +15,16 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<u8> {
             print_value(&get_dotted(&config, &key)?);
         }
         ConfigCommand::Set { key, value } => {
-            let config = set_dotted(&home.config_path(), &key, &value)?;
+            let outcome = set_dotted(&home.config_path(), &key, &value)?;
+            if let Some(reason) = &outcome.rewritten {
+                // The user's comments are gone: tell them, and why, rather than silently.
+                eprintln!(
+                    "note: {} could not be edited in place ({reason}); it was rewritten and its comments were not kept",
+                    home.config_path().display()
+                );
+            }
             print!("{key} = ");
-            print_value(&get_dotted(&config, &key)?);
+            print_value(&get_dotted(&outcome.config, &key)?);
         }
     }
     Ok(exit::OK)

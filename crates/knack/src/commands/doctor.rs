@@ -12,14 +12,15 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     let ctx = Context::load_unseeded()?;
     let agent = &ctx.config.agent;
     let support = knack_sandbox::support();
-    let model = match super::model::resolve(&ctx) {
+    let model = match super::model::resolve(&ctx, &super::model::ModelFlags::default()) {
         Ok(choice) => Ok(choice.model),
         Err(e) => Err(e.to_string()),
     };
     let home_mode = std::fs::metadata(ctx.home.root())
         .map(|m| m.permissions().mode() & 0o777)
         .ok();
-    let sandbox_active = agent.sandbox != knack_config::SandboxMode::FullAccess && support.filesystem;
+    let sandbox_active =
+        agent.sandbox != knack_config::SandboxMode::FullAccess && support.filesystem;
     if args.json {
         println!(
             "{}",
@@ -73,7 +74,11 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     println!(
         "approval  {}{}",
         agent.approval.name(),
-        if agent.yolo { " (yolo: every ask is answered yes)" } else { "" }
+        if agent.yolo {
+            " (yolo: every ask is answered yes)"
+        } else {
+            ""
+        }
     );
     Ok(0)
 }

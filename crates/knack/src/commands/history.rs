@@ -1,9 +1,12 @@
 //! `knack skills history|rollback`: the versions skill_manage kept of a skill,
 //! with the SKILL.md diff of each write, and restoring one of them.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Value, json};
 use skill_core::Resolution;
 use skill_core::history;
+use skill_core::manage::provenance;
 
 use crate::cli::{HistoryArgs, RollbackArgs, SkillsCommand};
 use crate::context::Context;
@@ -24,11 +27,14 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
 }
 
 /// A live skill is named by its qualified id (so two skills with one name
-/// never mix); a deleted one only by what its history recorded.
-fn history_key(ctx: &Context, name: &str) -> anyhow::Result<String> {
+/// never mix); a deleted one only by what its history recorded. The live
+/// skill's folder comes along to explain a missing history.
+fn history_key(ctx: &Context, name: &str) -> anyhow::Result<(String, Option<PathBuf>)> {
     let set = ctx.discover();
     match set.resolve(name) {
-        Resolution::Found(skill) | Resolution::Gated(skill, _) => Ok(skill.qualified_id()),
+        Resolution::Found(skill) | Resolution::Gated(skill, _) => {
+            Ok((skill.qualified_id(), Some(skill.skill_dir.clone())))
+        }
         Resolution::Ambiguous(list) => {
             let ids: Vec<String> = list.iter().map(|s| s.qualified_id()).collect();
             Err(exit::failed(format!(
@@ -36,14 +42,43 @@ fn history_key(ctx: &Context, name: &str) -> anyhow::Result<String> {
                 ids.join(", ")
             )))
         }
-        Resolution::NotFound => Ok(name.to_owned()),
+        Resolution::NotFound => Ok((name.to_owned(), None)),
     }
 }
 
+/// History holds the writes made through skill_manage. A live skill with none
+/// was not "never written": it came from the hub, the bundle or the user's own
+/// editor, so say which, and what starts its history.
+fn history_error(
+    ctx: &Context,
+    name: &str,
+    key: &str,
+    skill_dir: Option<&Path>,
+    err: skill_core::Error,
+) -> anyhow::Error {
+    let recorded = history::skill_history_dir(&ctx.home, key).is_dir();
+    let Some(dir) = skill_dir.filter(|_| !recorded) else {
+        return exit::failed(err.to_string());
+    };
+    let origin = match provenance(dir).created_by.as_str() {
+        "hub" => format!(
+            "it was installed from the hub (`knack skills audit {name}` shows its source and scan)"
+        ),
+        "bundled" => format!(
+            "it was seeded from knack's bundled skills (`knack skills diff {name}` shows your changes)"
+        ),
+        _ => "it was written outside knack's skill tools".to_owned(),
+    };
+    exit::failed(format!(
+        "'{name}' has no recorded versions yet: {origin}. Versions are kept for every change \
+made through skill_manage; the first such change starts its history."
+    ))
+}
+
 fn show(ctx: &Context, args: HistoryArgs) -> anyhow::Result<u8> {
-    let key = history_key(ctx, &args.name)?;
-    let versions =
-        history::list_with_diffs(&ctx.home, &key).map_err(|e| exit::failed(e.to_string()))?;
+    let (key, live) = history_key(ctx, &args.name)?;
+    let versions = history::list_with_diffs(&ctx.home, &key)
+        .map_err(|e| history_error(ctx, &args.name, &key, live.as_deref(), e))?;
     if args.json {
         let items: Vec<Value> = versions
             .iter()
@@ -97,9 +132,9 @@ fn show(ctx: &Context, args: HistoryArgs) -> anyhow::Result<u8> {
 }
 
 fn rollback(ctx: &Context, args: RollbackArgs) -> anyhow::Result<u8> {
-    let key = history_key(ctx, &args.name)?;
-    let outcome =
-        history::rollback(&ctx.home, &key, args.to).map_err(|e| exit::failed(e.to_string()))?;
+    let (key, live) = history_key(ctx, &args.name)?;
+    let outcome = history::rollback(&ctx.home, &key, args.to)
+        .map_err(|e| history_error(ctx, &args.name, &key, live.as_deref(), e))?;
     println!(
         "Restored {} to how it was before write #{} (recorded as version #{}).",
         outcome.skill_dir.display(),

@@ -29,6 +29,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Sessions(cmd)) => sessions::run(cmd),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Doctor(args)) => doctor::run(&args),
+        Some(Command::Model(cmd)) => model::run(cmd),
         None if chat::is_interactive() => chat::run(crate::cli::ChatArgs::default()),
         None => Err(exit::usage(
             "no command given; try `knack skills list` or `knack --help`",

@@ -1,54 +1,339 @@
-//! Which model server and model a session talks to: environment first
-//! (`KNACK_BASE_URL`, `KNACK_MODEL`, `KNACK_API_KEY`), then config.yaml.
+//! Which provider, model and key a session uses, decided in one place for every command
+//! (`run`, `chat`, `doctor`, `prompt show`, `model list`); and `knack model list`.
 
-use agent_loop::model::{ChatCompletionsClient, ClientSettings};
+use std::sync::Arc;
 
+use agent_loop::model::{ClientSettings, ModelClient, ModelTimeouts, RetryPolicy, build_client};
+use knack_config::{EnvFile, ProviderConfig, Wire};
+use serde_json::json;
+
+use crate::cli::ModelCommand;
 use crate::context::Context;
 use crate::exit;
+use crate::output::print_json;
 
-pub struct ModelChoice {
-    pub model: String,
-    pub client: ChatCompletionsClient,
+/// What the command line asked for (`--provider`, `--model`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelFlags {
+    pub provider: Option<String>,
+    pub model: Option<String>,
 }
 
-/// Resolves the model or fails with exit code 3 naming what to set.
-pub fn resolve(ctx: &Context) -> anyhow::Result<ModelChoice> {
+/// Everything a session needs to reach its model.
+pub struct ModelChoice {
+    pub model: String,
+    pub client: Arc<dyn ModelClient>,
+}
+
+/// The decisions before any client exists; `model list` and `prompt show`
+/// stop here.
+#[derive(Debug, Clone)]
+pub struct Resolution {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub settings: ClientSettings,
+}
+
+/// Resolves the model and builds its client, or fails with exit code 3
+/// naming the setting to fix.
+pub fn resolve(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<ModelChoice> {
+    let resolution = resolve_settings(ctx, flags)?;
+    let Some(model) = resolution.model else {
+        let hint = match &resolution.provider {
+            Some(name) => format!(
+                "set providers.{name}.model or model.name in config.yaml, KNACK_MODEL, or --model NAME"
+            ),
+            None => "set KNACK_MODEL, `knack config set model.name NAME`, or --model NAME".into(),
+        };
+        return Err(config_error(format!("no model name configured: {hint}")));
+    };
+    let client = build_client(resolution.settings).map_err(|e| match e {
+        agent_loop::ModelError::InvalidBaseUrl { .. } => config_error(e.to_string()),
+        other => exit::failed(format!("cannot set up the HTTP client: {other}")),
+    })?;
+    Ok(ModelChoice { model, client })
+}
+
+/// The model name a session would send, by the same rules as [`resolve`];
+/// `None` when no name is configured.
+pub fn model_name(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<Option<String>> {
+    let env = ctx.home.env_file();
+    let provider = pick_provider(ctx, flags)?;
+    Ok(pick_model(ctx, &env, flags, provider))
+}
+
+/// The provider profile, the model, the endpoint and the key.
+pub fn resolve_settings(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<Resolution> {
     let env = ctx.home.env_file();
     let cfg = &ctx.config.model;
-    let base_url = env
-        .lookup("KNACK_BASE_URL")
-        .or_else(|| cfg.base_url.clone());
-    let model = env.lookup("KNACK_MODEL").or_else(|| cfg.name.clone());
-    let (base_url, model) = match (base_url, model) {
-        (Some(b), Some(m)) => (b, m),
-        (None, _) => {
-            return Err(config_error(
-                "no model server configured: set KNACK_BASE_URL (e.g. http://127.0.0.1:8080/v1) \
-or `knack config set model.base_url URL`",
-            ));
+    let provider = pick_provider(ctx, flags)?;
+    let model = pick_model(ctx, &env, flags, provider);
+    let mut settings = match provider {
+        Some((name, profile)) => profile_settings(&env, name, profile)?,
+        None => env_only_settings(ctx, &env)?,
+    };
+    settings.timeouts = ModelTimeouts::from_config(cfg);
+    settings.retry = RetryPolicy::from_config(cfg);
+    Ok(Resolution {
+        provider: provider.map(|(name, _)| name.to_owned()),
+        model,
+        settings,
+    })
+}
+
+/// `--provider`, else `model.provider`, else none (environment only).
+fn pick_provider<'c>(
+    ctx: &'c Context,
+    flags: &ModelFlags,
+) -> anyhow::Result<Option<(&'c str, &'c ProviderConfig)>> {
+    let (name, source) = match (&flags.provider, &ctx.config.model.provider) {
+        (Some(name), _) => (name.as_str(), "--provider"),
+        (None, Some(name)) => (name.as_str(), "model.provider"),
+        (None, None) => return Ok(None),
+    };
+    match ctx.config.providers.get_key_value(name) {
+        Some((key, profile)) => Ok(Some((key.as_str(), profile))),
+        None => {
+            let known: Vec<&str> = ctx.config.providers.keys().map(String::as_str).collect();
+            let choices = if known.is_empty() {
+                "none is configured".to_owned()
+            } else {
+                format!("configured: {}", known.join(", "))
+            };
+            Err(config_error(format!(
+                "unknown provider '{name}' ({source}; {choices}) — add providers.{name} to config.yaml \
+(wire, base_url, api_key_env) or pick a configured one"
+            )))
         }
-        (_, None) => {
-            return Err(config_error(
-                "no model name configured: set KNACK_MODEL or `knack config set model.name NAME`",
-            ));
+    }
+}
+
+/// `--model`, then `KNACK_MODEL`, then the config: `model.name` for the
+/// configured provider (and the environment-only setup), the profile's own
+/// `model` for a provider picked with `--provider`.
+fn pick_model(
+    ctx: &Context,
+    env: &EnvFile,
+    flags: &ModelFlags,
+    provider: Option<(&str, &ProviderConfig)>,
+) -> Option<String> {
+    let global = ctx.config.model.name.clone();
+    let from_config = match provider {
+        Some((name, profile)) if ctx.config.model.provider.as_deref() == Some(name) => {
+            global.or_else(|| profile.model.clone())
         }
+        Some((_, profile)) => profile.model.clone().or(global),
+        None => global,
+    };
+    flags
+        .model
+        .clone()
+        .or_else(|| env.lookup("KNACK_MODEL"))
+        .or(from_config)
+        .filter(|name| !name.trim().is_empty())
+}
+
+/// Settings from a provider profile; the key comes from its `api_key_env`
+/// (which must be set when named) or `KNACK_API_KEY`.
+fn profile_settings(
+    env: &EnvFile,
+    name: &str,
+    profile: &ProviderConfig,
+) -> anyhow::Result<ClientSettings> {
+    let base_url = match profile.base_url.as_deref().filter(|u| !u.trim().is_empty()) {
+        Some(url) => url.trim().to_owned(),
+        None => default_base_url(profile.wire)
+            .ok_or_else(|| {
+                config_error(format!(
+                    "providers.{name}.base_url is not set — add the server's URL, e.g. http://127.0.0.1:8080/v1"
+                ))
+            })?
+            .to_owned(),
+    };
+    check_scheme(&base_url, &format!("providers.{name}.base_url"))?;
+    let api_key = match profile
+        .api_key_env
+        .as_deref()
+        .filter(|v| !v.trim().is_empty())
+    {
+        Some(variable) => Some(
+            env.lookup(variable)
+                .or_else(|| env.lookup("KNACK_API_KEY"))
+                .ok_or_else(|| {
+                    config_error(format!(
+                        "providers.{name}.api_key_env names {variable}, which is not set — \
+export {variable}=… or add it to $KNACK_HOME/.env"
+                    ))
+                })?,
+        ),
+        None => env.lookup("KNACK_API_KEY"),
+    };
+    let mut settings = ClientSettings::new(base_url).with_wire(profile.wire);
+    settings.api_key = api_key;
+    settings.headers = profile
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    settings.max_output_tokens = profile.max_output_tokens;
+    settings.cache_ttl = profile.cache_ttl;
+    settings.prompt_cache_key = profile.prompt_cache_key.unwrap_or(false);
+    settings.prices = profile.prices;
+    settings.reasoning_effort = profile.reasoning_effort.clone();
+    Ok(settings)
+}
+
+/// The environment-only setup: `KNACK_BASE_URL` (or `model.base_url`),
+/// `KNACK_WIRE`, `KNACK_API_KEY` (or the variable `model.api_key_env` names).
+fn env_only_settings(ctx: &Context, env: &EnvFile) -> anyhow::Result<ClientSettings> {
+    let cfg = &ctx.config.model;
+    let (base_url, key_name) = match env.lookup("KNACK_BASE_URL") {
+        Some(url) => (url, "KNACK_BASE_URL"),
+        None => match cfg.base_url.clone().filter(|u| !u.trim().is_empty()) {
+            Some(url) => (url, "model.base_url"),
+            None => {
+                return Err(config_error(
+                    "no model server configured: set KNACK_BASE_URL (e.g. http://127.0.0.1:8080/v1), \
+`knack config set model.base_url URL`, or pick a provider with model.provider / --provider"
+                        .to_owned(),
+                ));
+            }
+        },
+    };
+    check_scheme(&base_url, key_name)?;
+    let wire = match env.lookup("KNACK_WIRE") {
+        Some(name) => Wire::from_name(&name).ok_or_else(|| {
+            config_error(format!(
+                "KNACK_WIRE={name} is not a wire protocol — use chat, anthropic or responses"
+            ))
+        })?,
+        None => Wire::Chat,
     };
     let api_key = env
         .lookup("KNACK_API_KEY")
         .or_else(|| env.lookup(&cfg.api_key_env));
-    let mut effective = cfg.clone();
-    effective.base_url = Some(base_url);
-    let settings = ClientSettings::from_config(&effective, api_key)
-        .map_err(|e| exit::failed(e.to_string()))?;
-    let client = ChatCompletionsClient::new(settings)
-        .map_err(|e| exit::failed(format!("cannot set up the HTTP client: {e}")))?;
-    Ok(ModelChoice { model, client })
+    let mut settings = ClientSettings::new(base_url.trim()).with_wire(wire);
+    settings.api_key = api_key;
+    Ok(settings)
 }
 
-fn config_error(message: &str) -> anyhow::Error {
-    crate::exit::Coded {
+/// The public endpoint a wire usually means, when a profile names none.
+fn default_base_url(wire: Wire) -> Option<&'static str> {
+    match wire {
+        Wire::Anthropic => Some("https://api.anthropic.com/v1"),
+        Wire::Responses => Some("https://api.openai.com/v1"),
+        Wire::Chat => None,
+    }
+}
+
+/// A URL without `http://` or `https://` is the most common slip; say how to write it.
+fn check_scheme(url: &str, key: &str) -> anyhow::Result<()> {
+    let lower = url.trim().to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(());
+    }
+    let suggestion = if lower.contains("://") {
+        "use http:// or https://".to_owned()
+    } else {
+        format!(
+            "write it as https://{} (or http:// for a local server)",
+            url.trim()
+        )
+    };
+    Err(config_error(format!(
+        "{key} '{url}' has no http:// or https:// scheme — {suggestion}"
+    )))
+}
+
+fn config_error(message: String) -> anyhow::Error {
+    exit::Coded {
         code: exit::CONFIG,
-        message: message.to_owned(),
+        message,
     }
     .into()
+}
+
+pub fn run(cmd: ModelCommand) -> anyhow::Result<u8> {
+    match cmd {
+        ModelCommand::List(flag) => list(flag.json),
+    }
+}
+
+/// `knack model list`: every provider profile, the one in use marked.
+fn list(json: bool) -> anyhow::Result<u8> {
+    let ctx = Context::load_unseeded()?;
+    let env = ctx.home.env_file();
+    let active = ctx.config.model.provider.as_deref();
+    let rows: Vec<serde_json::Value> = ctx
+        .config
+        .providers
+        .iter()
+        .map(|(name, profile)| {
+            let flags = ModelFlags {
+                provider: Some(name.clone()),
+                model: None,
+            };
+            let model = pick_model(&ctx, &env, &flags, Some((name, profile)));
+            let base_url = profile
+                .base_url
+                .clone()
+                .or_else(|| default_base_url(profile.wire).map(str::to_owned));
+            json!({
+                "name": name,
+                "wire": profile.wire.name(),
+                "base_url": base_url,
+                "model": model,
+                "context_window": profile.context_window,
+                "active": active == Some(name.as_str()),
+            })
+        })
+        .collect();
+    if json {
+        print_json(&serde_json::Value::Array(rows));
+        return Ok(exit::OK);
+    }
+    if rows.is_empty() {
+        println!("no providers in config.yaml; the environment-only setup is used");
+        println!("(KNACK_BASE_URL, KNACK_MODEL, KNACK_API_KEY, KNACK_WIRE)");
+        return Ok(exit::OK);
+    }
+    for row in &rows {
+        let text = |key: &str| row[key].as_str().unwrap_or("-").to_owned();
+        let mark = if row["active"] == json!(true) {
+            "*"
+        } else {
+            " "
+        };
+        println!(
+            "{mark} {:<14} {:<10} {:<36} {}",
+            text("name"),
+            text("wire"),
+            text("base_url"),
+            text("model")
+        );
+    }
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_without_a_scheme_say_how_to_write_them() {
+        assert!(check_scheme("https://api.example.org/v1", "k").is_ok());
+        assert!(check_scheme("HTTP://127.0.0.1:8080/v1", "k").is_ok());
+        let err = check_scheme("api.anthropic.com/v1", "providers.claude.base_url")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("providers.claude.base_url")
+                && err.contains("https://api.anthropic.com/v1"),
+            "{err}"
+        );
+        let err = check_scheme("ftp://host", "KNACK_BASE_URL")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("use http:// or https://"), "{err}");
+    }
 }

@@ -42,10 +42,8 @@ fn skills_index(ctx: &Context, options: &IndexOptions) -> String {
 fn show(json: bool) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let toolsets = ctx.config.agent.toolsets.clone();
-    let model = std::env::var("KNACK_MODEL")
-        .ok()
-        .filter(|m| !m.trim().is_empty())
-        .or_else(|| ctx.config.model.name.clone())
+    // The same resolver a session uses, so the two never disagree.
+    let model = super::model::model_name(&ctx, &super::model::ModelFlags::default())?
         .unwrap_or_else(|| "unset".to_owned());
     let inputs = PromptInputs {
         home: ctx.home.clone(),

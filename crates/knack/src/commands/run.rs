@@ -21,7 +21,11 @@ const INTERRUPTED: u8 = 130;
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let prompt = read_prompt(args.prompt.as_deref())?;
-    let choice = super::model::resolve(&ctx)?;
+    let flags = super::model::ModelFlags {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+    };
+    let choice = super::model::resolve(&ctx, &flags)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -103,7 +107,7 @@ async fn run_async(
         renderer
     });
 
-    let code = drive(options, Arc::new(choice.client), events, &prompt, &ctx).await;
+    let code = drive(options, choice.client, events, &prompt, &ctx).await;
     let mut renderer = printer.await?;
     renderer.finish();
     Ok(code)
@@ -112,7 +116,7 @@ async fn run_async(
 /// Runs the session to its end and emits the closing event; returns the exit code.
 async fn drive(
     options: SessionOptions,
-    client: Arc<agent_loop::model::ChatCompletionsClient>,
+    client: Arc<dyn agent_loop::model::ModelClient>,
     events: EventSink,
     prompt: &str,
     ctx: &Context,

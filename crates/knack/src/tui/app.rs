@@ -597,9 +597,13 @@ impl App {
                 prompt_tokens,
                 completion_tokens,
                 cached_tokens,
-            } => self
-                .tokens
-                .add(prompt_tokens, completion_tokens, cached_tokens),
+                cost_usd,
+                ..
+            } => {
+                self.tokens
+                    .add(prompt_tokens, completion_tokens, cached_tokens);
+                self.tokens.add_cost(cost_usd);
+            }
             AgentEvent::CatalogNote { added, removed } => {
                 let mut parts = Vec::new();
                 if !added.is_empty() {

@@ -32,6 +32,8 @@ pub struct ChatOptions {
     pub resume: Option<String>,
     /// Skills preloaded into the first turn (`-s NAME`).
     pub preload: Vec<String>,
+    /// `--provider` / `--model` from the command line.
+    pub model: crate::commands::model::ModelFlags,
 }
 
 /// Starts (or resumes) an agent session for the TUI. The session runs in its
@@ -40,7 +42,7 @@ pub async fn connect_agent(
     ctx: &Context,
     options: &ChatOptions,
 ) -> anyhow::Result<(AgentConnection, SessionInfo)> {
-    let choice = crate::commands::model::resolve(ctx)?;
+    let choice = crate::commands::model::resolve(ctx, &options.model)?;
     let (events, events_rx) = EventSink::channel();
     let channel_approver = ChannelApprover::new(events.clone());
     let approver: Arc<dyn Approver> = if ctx.config.agent.yolo {
@@ -60,7 +62,7 @@ pub async fn connect_agent(
             choice.model.clone(),
         )
     };
-    let session = Session::start(session_options, Arc::new(choice.client), events)
+    let session = Session::start(session_options, choice.client, events)
         .map_err(|e| crate::exit::failed(e.to_string()))?;
     let info = SessionInfo {
         session_id: session.id().to_owned(),
@@ -114,6 +116,8 @@ pub mod echo {
                             prompt_tokens: 100,
                             completion_tokens: chars.len() as u64,
                             cached_tokens: 50,
+                            cache_write_tokens: 0,
+                            cost_usd: None,
                         });
                         let _ = ev_tx.send(Event::TurnComplete);
                     }

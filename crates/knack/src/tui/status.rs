@@ -17,6 +17,8 @@ pub struct TokenTotals {
     pub prompt: u64,
     pub completion: u64,
     pub cached: u64,
+    /// Millionths of a USD, summed from `cost_usd` (integers keep the sum exact).
+    pub cost_micro_usd: u64,
 }
 
 impl TokenTotals {
@@ -24,6 +26,13 @@ impl TokenTotals {
         self.prompt += prompt;
         self.completion += completion;
         self.cached += cached;
+    }
+
+    /// Adds a request's cost, when the provider's prices are configured.
+    pub fn add_cost(&mut self, cost_usd: Option<f64>) {
+        if let Some(cost) = cost_usd.filter(|c| c.is_finite() && *c > 0.0) {
+            self.cost_micro_usd += (cost * 1_000_000.0).round() as u64;
+        }
     }
 
     /// Cached prompt tokens as a whole percentage of all prompt tokens.
@@ -72,6 +81,12 @@ pub fn render(
     ];
     if let Some(p) = tokens.cache_percent() {
         segments.push((format!("cache {p}%"), 2));
+    }
+    if tokens.cost_micro_usd > 0 {
+        segments.push((
+            format!("${:.4}", tokens.cost_micro_usd as f64 / 1_000_000.0),
+            2,
+        ));
     }
     let spin = SPINNER[activity.tick % SPINNER.len()];
     let right = if let Some(hint) = activity.hint {

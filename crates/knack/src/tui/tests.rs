@@ -140,6 +140,8 @@ fn snapshot_streamed_answer_with_code_block() {
             prompt_tokens: 2400,
             completion_tokens: 120,
             cached_tokens: 1800,
+            cache_write_tokens: 0,
+            cost_usd: None,
         }],
     );
     insta::assert_snapshot!(screen(&mut app, 80, 26));
@@ -557,6 +559,8 @@ fn usage_events_feed_the_status_line() {
                 prompt_tokens: 1000,
                 completion_tokens: 50,
                 cached_tokens: 750,
+                cache_write_tokens: 0,
+                cost_usd: None,
             },
             Event::SessionStarted {
                 session_id: "resumed-77".into(),

@@ -478,14 +478,10 @@ fn blocked(
 
 /// Scans the text about to be written, so dangerous bytes never reach the
 /// disk (not even for the moment before the folder scan would undo them).
-fn prescan(ctx: &ManageContext, skill_dir: Option<&Path>, rel: &str, text: &str) -> Step<()> {
+fn prescan(ctx: &ManageContext, rel: &str, text: &str) -> Step<()> {
+    // The skill's own `.skillignore` does not exempt a file written here:
+    // whoever writes through skill_manage could write that ignore file too.
     if !ctx.guard_writes {
-        return Ok(());
-    }
-    if rel != "SKILL.md"
-        && let Some(dir) = skill_dir
-        && skill_guard::SkillIgnore::load(dir).is_ok_and(|ignore| ignore.is_ignored(rel))
-    {
         return Ok(());
     }
     let findings = skill_guard::scan_text(text, rel, skill_guard::ScanScope::Skill);
@@ -502,7 +498,9 @@ fn scan_or_undo(ctx: &ManageContext, skill_dir: &Path, undo: Undo) -> Step<()> {
     if !ctx.guard_writes {
         return Ok(());
     }
-    let refusal = match skill_guard::scan_skill_dir(skill_dir) {
+    // Every file is scanned: a `.skillignore` inside the skill could have been
+    // written through skill_manage to hide the next file (see `prescan`).
+    let refusal = match skill_guard::scan_skill_dir_with(skill_dir, &skill_guard::SkillIgnore::default()) {
         Ok(report) => match blocked(
             &report.findings,
             report.verdict,
@@ -745,7 +743,7 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
             existing.join(", ")
         )));
     }
-    prescan(ctx, None, "SKILL.md", content)?;
+    prescan(ctx, "SKILL.md", content)?;
     let root = ctx.user_root();
     let id = match category {
         Some(c) => format!("{c}/{name}"),
@@ -873,7 +871,7 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
     check_keeps_name(&skill, &valid.name)?;
     review::check_may_touch(origin, &skill)?;
     review::check_viewed(origin, &skill, &skill.path, "SKILL.md")?;
-    prescan(ctx, Some(&skill.skill_dir), "SKILL.md", content)?;
+    prescan(ctx, "SKILL.md", content)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
     let folder = open_skill(ctx, &skill)?;
     let place = skill_md_place(&folder, &skill)?;
@@ -977,7 +975,7 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
     } else {
         validate_support_size(patched.len())?;
     }
-    let scan = || prescan(ctx, Some(&skill.skill_dir), &label, &patched);
+    let scan = || prescan(ctx, &label, &patched);
     let change = FileChange {
         folder: &folder,
         place: &place,
@@ -1020,7 +1018,7 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
     if target.exists() {
         review::check_viewed(origin, &skill, &target, rel)?;
     }
-    prescan(ctx, Some(&skill.skill_dir), rel, body)?;
+    prescan(ctx, rel, body)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
     let folder = open_skill(ctx, &skill)?;
     let place = paths::support_place(&folder, rel).map_err(Refusal::new)?;

@@ -707,6 +707,21 @@ fn dangerous_creates_and_new_files_are_removed() {
 }
 
 #[test]
+fn a_skillignore_in_the_skill_does_not_hide_what_the_agent_writes() {
+    let f = fixture();
+    ok(&f.create("host", None, Actor::Agent));
+    let dir = f.skills().join("host");
+    // As a hub package could have shipped it.
+    std::fs::write(dir.join(".skillignore"), "scripts/\n").unwrap();
+    let before = tree(&dir);
+    let mut w = SkillManageArgs::new(ManageAction::WriteFile, "host");
+    w.file_path = Some("scripts/hidden.sh".into());
+    w.file_content = Some(format!("#!/bin/sh\n{REVERSE_SHELL}\n"));
+    refused(&f.run(w, Actor::Agent), "the guard blocked this write");
+    assert_eq!(tree(&dir), before);
+}
+
+#[test]
 fn with_the_guard_off_nothing_is_scanned() {
     let mut f = fixture();
     f.ctx.guard_writes = false;

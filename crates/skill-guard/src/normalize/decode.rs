@@ -149,7 +149,7 @@ fn shown(b: u8) -> u8 {
 }
 
 /// Fewest characters of a base64 or hex run worth decoding.
-const MIN_BLOB: usize = 16;
+pub(super) const MIN_BLOB: usize = 16;
 
 /// Decodes `\xHH`, `\NNN` (octal), `\uHHHH` escapes, base64 and hex runs that
 /// decode to readable text, then unwraps `$(printf 'text')` and `$(echo text)`.
@@ -212,7 +212,10 @@ fn unescape(line: &[u8]) -> Option<Vec<u8>> {
             }
             // `\NNN`, when the line uses several: one alone is more often a
             // path or a regex than a hidden word.
-            if octal_count >= 3 && at.len() >= 3 && at[..3].iter().all(|b| (b'0'..=b'7').contains(b)) {
+            if octal_count >= 3
+                && at.len() >= 3
+                && at[..3].iter().all(|b| (b'0'..=b'7').contains(b))
+            {
                 let value = u32::from(at[0] - b'0') * 64
                     + u32::from(at[1] - b'0') * 8
                     + u32::from(at[2] - b'0');
@@ -302,7 +305,7 @@ fn readable(d: &[u8]) -> bool {
 }
 
 fn decode_hex(run: &[u8]) -> Option<Vec<u8>> {
-    if run.len() % 2 != 0 || !run.iter().all(|b| b.is_ascii_hexdigit()) {
+    if !run.len().is_multiple_of(2) || !run.iter().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     run.chunks(2)
@@ -400,9 +403,9 @@ fn printed_word(inner: &[u8]) -> Option<Vec<u8>> {
     }
     let word: Vec<u8> = rest.iter().copied().filter(|&b| !is_quote(b)).collect();
     let plain = !word.is_empty()
-        && word
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_' | b'.' | b'/' | b':'));
+        && word.iter().all(|&b| {
+            b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_' | b'.' | b'/' | b':')
+        });
     plain.then_some(word)
 }
 
@@ -438,7 +441,10 @@ mod tests {
             s(escapes_and_blobs(b"printf '\\142\\141\\163\\150'")),
             Some("printf 'bash'".into())
         );
-        assert_eq!(s(escapes_and_blobs(b"s = '\\u0065val'")), Some("s = 'eval'".into()));
+        assert_eq!(
+            s(escapes_and_blobs(b"s = '\\u0065val'")),
+            Some("s = 'eval'".into())
+        );
     }
 
     #[test]
@@ -453,7 +459,10 @@ mod tests {
         assert!(s(escapes_and_blobs(hex)).unwrap().contains("curl -s ht"));
         let sha = b"sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
         assert_eq!(escapes_and_blobs(sha), None);
-        assert_eq!(escapes_and_blobs(b"see /usr/local/share/applications/"), None);
+        assert_eq!(
+            escapes_and_blobs(b"see /usr/local/share/applications/"),
+            None
+        );
     }
 
     #[test]

@@ -45,14 +45,42 @@ static VENDOR: LazyLock<Option<Regex>> = LazyLock::new(|| {
 
 /// Programs that run a file given to them.
 const RUNNERS: &[&[u8]] = &[
-    b"bash", b"sh", b"zsh", b"dash", b"ksh", b"fish", b"python", b"python2",
-    b"python3", b"perl", b"ruby", b"node", b"php", b"pwsh", b"powershell", b"bun", b"deno",
-    b"exec", b"eval", b"iex", b"system", b"popen", b"run", b"call", b"Popen", b"check_call",
-    b"check_output", b"spawn", b"execFile", b"execSync",
+    b"bash",
+    b"sh",
+    b"zsh",
+    b"dash",
+    b"ksh",
+    b"fish",
+    b"python",
+    b"python2",
+    b"python3",
+    b"perl",
+    b"ruby",
+    b"node",
+    b"php",
+    b"pwsh",
+    b"powershell",
+    b"bun",
+    b"deno",
+    b"exec",
+    b"eval",
+    b"iex",
+    b"system",
+    b"popen",
+    b"run",
+    b"call",
+    b"Popen",
+    b"check_call",
+    b"check_output",
+    b"spawn",
+    b"execFile",
+    b"execSync",
 ];
 
 /// Words that may stand before a command without being the program.
-const PREFIXES: &[&[u8]] = &[b"sudo", b"then", b"do", b"exec", b"nohup", b"time", b"env", b"&&"];
+const PREFIXES: &[&[u8]] = &[
+    b"sudo", b"then", b"do", b"exec", b"nohup", b"time", b"env", b"&&",
+];
 
 fn has(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
@@ -67,20 +95,26 @@ fn trim_token(t: &[u8]) -> &[u8] {
 }
 
 fn basename(path: &[u8]) -> &[u8] {
-    let path = path.split(|&b| b == b'?' || b == b'#').next().unwrap_or(path);
+    let path = path
+        .split(|&b| b == b'?' || b == b'#')
+        .next()
+        .unwrap_or(path);
     let path = path.strip_suffix(b"/").unwrap_or(path);
-    path.rsplit(|&b| b == b'/' || b == b'\\').next().unwrap_or(path)
+    path.rsplit(|&b| b == b'/' || b == b'\\')
+        .next()
+        .unwrap_or(path)
 }
 
 impl Tracker {
+    /// Whether some download is waiting to be run.
+    pub(super) fn active(&self) -> bool {
+        !self.fetched.is_empty()
+    }
+
     /// Reads one (normalised) line: first the commands that run a file
     /// downloaded earlier, then the downloads it makes, command by command.
-    pub(super) fn line(&mut self, line: &[u8], at: usize, out: &mut Vec<Flow>) {
-        let downloads = has(line, b"curl")
-            || has(line, b"wget")
-            || has(line, b"urlretrieve")
-            || has(line, b"-OutFile")
-            || has(line, b"-outfile");
+    /// `downloads`: the line names a download tool (the caller looked).
+    pub(super) fn line(&mut self, line: &[u8], at: usize, downloads: bool, out: &mut Vec<Flow>) {
         if !downloads && self.fetched.is_empty() {
             return;
         }
@@ -108,7 +142,19 @@ impl Tracker {
                     b.is_ascii_whitespace() || matches!(b, b'\'' | b'"' | b')' | b',' | b']' | b'`')
                 });
                 let starts_name = pos == 0
-                    || matches!(command[pos - 1], b'/' | b'\\' | b' ' | b'\t' | b'\'' | b'"' | b'(' | b'[' | b'=' | b',' | b'`');
+                    || matches!(
+                        command[pos - 1],
+                        b'/' | b'\\'
+                            | b' '
+                            | b'\t'
+                            | b'\''
+                            | b'"'
+                            | b'('
+                            | b'['
+                            | b'='
+                            | b','
+                            | b'`'
+                    );
                 if !ends_token || !starts_name || !is_run(command, pos) {
                     continue;
                 }
@@ -136,7 +182,10 @@ fn is_run(command: &[u8], pos: usize) -> bool {
     // The start of the path token holding the name.
     let mut start = pos;
     while start > 0
-        && !matches!(command[start - 1], b' ' | b'\t' | b'\'' | b'"' | b'(' | b'[' | b',' | b'`' | b'=')
+        && !matches!(
+            command[start - 1],
+            b' ' | b'\t' | b'\'' | b'"' | b'(' | b'[' | b',' | b'`' | b'='
+        )
     {
         start -= 1;
     }
@@ -172,7 +221,9 @@ fn is_run(command: &[u8], pos: usize) -> bool {
         *r == program
             || (r.len() >= 6
                 && program.starts_with(r)
-                && program[r.len()..].iter().all(|b| b.is_ascii_digit() || *b == b'.'))
+                && program[r.len()..]
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || *b == b'.'))
     })
 }
 
@@ -222,7 +273,10 @@ fn saved_file(command: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
             saved = Some(v.to_vec());
         } else if a == b">" {
             saved = next;
-        } else if let Some(v) = a.strip_prefix(b">").filter(|v| !v.is_empty() && v[0] != b'&') {
+        } else if let Some(v) = a
+            .strip_prefix(b">")
+            .filter(|v| !v.is_empty() && v[0] != b'&')
+        {
             saved = Some(v.to_vec());
         } else if a == b"--remote-name" {
             remote_name = true;
@@ -232,7 +286,11 @@ fn saved_file(command: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
             let letter = if is_wget { b'O' } else { b'o' };
             if let Some(p) = flags.iter().position(|&b| b == letter) {
                 let attached = &flags[p + 1..];
-                saved = if attached.is_empty() { next } else { Some(attached.to_vec()) };
+                saved = if attached.is_empty() {
+                    next
+                } else {
+                    Some(attached.to_vec())
+                };
             } else if !is_wget && flags.contains(&b'O') {
                 remote_name = true;
             }
@@ -273,7 +331,7 @@ mod tests {
         let mut t = Tracker::default();
         let mut out = Vec::new();
         for (n, line) in text.lines().enumerate() {
-            t.line(line.as_bytes(), n, &mut out);
+            t.line(line.as_bytes(), n, true, &mut out);
         }
         out.into_iter()
             .map(|f| (f.fetched_at, f.run_at, f.name, f.vendor))
@@ -295,18 +353,23 @@ mod tests {
             vec![(0, 0, "setup.py".into(), false)]
         );
         assert_eq!(
-            flows("urllib.request.urlretrieve('https://x.example/p.py', '/tmp/p.py')\nexec(open('/tmp/p.py').read())"),
+            flows(
+                "urllib.request.urlretrieve('https://x.example/p.py', '/tmp/p.py')\nexec(open('/tmp/p.py').read())"
+            ),
             vec![(0, 1, "p.py".into(), false)]
         );
         assert_eq!(
-            flows("Invoke-WebRequest https://x.example/a.ps1 -OutFile a.ps1\npowershell -File .\\a.ps1"),
+            flows(
+                "Invoke-WebRequest https://x.example/a.ps1 -OutFile a.ps1\npowershell -File .\\a.ps1"
+            ),
             vec![(0, 1, "a.ps1".into(), false)]
         );
     }
 
     #[test]
     fn vendor_installers_are_marked() {
-        let f = flows("curl -fsSL https://get.docker.com -o get-docker.sh\nsudo sh get-docker.sh\n");
+        let f =
+            flows("curl -fsSL https://get.docker.com -o get-docker.sh\nsudo sh get-docker.sh\n");
         assert_eq!(f, vec![(0, 1, "get-docker.sh".into(), true)]);
     }
 

@@ -21,8 +21,10 @@ fn is_separator(b: u8) -> bool {
 /// One shell word, read with the shell's quoting rules.
 struct Word {
     end: usize,
-    /// The word as the shell passes it on.
+    /// The word as the shell passes it on (only filled when asked for).
     unquoted: Vec<u8>,
+    /// The unquoted word is a plain name: letters, digits, `-_./`, not empty.
+    plain: bool,
     /// Quotes or backslashes glue pieces of one word together.
     split: bool,
     /// A quote never closed: an apostrophe in prose, not shell quoting.
@@ -38,10 +40,22 @@ fn literal_prefix(word: &[u8]) -> bool {
     )
 }
 
-fn read_word(line: &[u8], start: usize) -> Word {
+impl Word {
+    fn push(&mut self, b: u8, keep: bool) {
+        self.plain &= b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/');
+        if keep {
+            self.unquoted.push(b);
+        }
+    }
+}
+
+/// Reads the word at `start`; `keep` fills [`Word::unquoted`], which a
+/// first look at a line (is anything split at all?) does without.
+fn read_word(line: &[u8], start: usize, keep: bool) -> Word {
     let mut w = Word {
         end: start,
         unquoted: Vec::new(),
+        plain: true,
         split: false,
         unbalanced: false,
     };
@@ -69,7 +83,9 @@ fn read_word(line: &[u8], start: usize) -> Word {
                 let next_is_letter = line.get(body_start).is_some_and(u8::is_ascii_alphabetic);
                 if before_is_word
                     && next_is_letter
-                    && line[body_start..body_start + len].iter().any(u8::is_ascii_whitespace)
+                    && line[body_start..body_start + len]
+                        .iter()
+                        .any(u8::is_ascii_whitespace)
                 {
                     w.unbalanced = true;
                     w.end = line.len();
@@ -85,7 +101,8 @@ fn read_word(line: &[u8], start: usize) -> Word {
                 let after = i + 1 + len + 1;
                 let after_is_word = after < line.len() && is_word(line[after]);
                 let empty = len == 0;
-                if (before_is_word && !(prefix_run.len() == i - start && literal_prefix(prefix_run)))
+                if (before_is_word
+                    && !(prefix_run.len() == i - start && literal_prefix(prefix_run)))
                     || after_is_word
                     || after_quote
                     || (empty && (i > start || (after < line.len() && !is_separator(line[after]))))
@@ -96,14 +113,22 @@ fn read_word(line: &[u8], start: usize) -> Word {
                 if b == b'"' {
                     let mut k = 0;
                     while k < body.len() {
-                        if body[k] == b'\\' && k + 1 < body.len() && matches!(body[k + 1], b'"' | b'\\' | b'$' | b'`') {
+                        if body[k] == b'\\'
+                            && k + 1 < body.len()
+                            && matches!(body[k + 1], b'"' | b'\\' | b'$' | b'`')
+                        {
                             k += 1;
                         }
-                        w.unquoted.push(body[k]);
+                        w.push(body[k], keep);
                         k += 1;
                     }
                 } else {
-                    w.unquoted.extend_from_slice(body);
+                    for &c in body {
+                        w.push(c, keep);
+                    }
+                }
+                if body.is_empty() {
+                    w.plain = w.plain && i > start;
                 }
                 i = after;
                 after_quote = i < line.len() && matches!(line[i], b'\'' | b'"');
@@ -120,17 +145,18 @@ fn read_word(line: &[u8], start: usize) -> Word {
                 if line[i + 1].is_ascii_alphanumeric() {
                     w.split = true;
                 }
-                w.unquoted.push(line[i + 1]);
+                w.push(line[i + 1], keep);
                 i += 2;
             }
             _ => {
-                w.unquoted.push(b);
+                w.push(b, keep);
                 i += 1;
             }
         }
         after_quote = false;
     }
     w.end = i;
+    w.plain &= w.end > start;
     w
 }
 
@@ -152,7 +178,15 @@ pub(super) fn unsplit_quotes(line: &[u8]) -> Option<Vec<u8>> {
     if !line.iter().any(|&b| matches!(b, b'\'' | b'"' | b'\\')) {
         return None;
     }
-    let mut out = Vec::with_capacity(line.len());
+    // Most lines quote nothing oddly: look first, rewrite only when needed.
+    rewrite_words(line, false)?;
+    rewrite_words(line, true)
+}
+
+/// The rewritten line, or `None` when no word needed rewriting; with
+/// `build` false only the answer matters and nothing is copied.
+fn rewrite_words(line: &[u8], build: bool) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(if build { line.len() } else { 0 });
     let mut i = 0;
     let mut changed = false;
     // Whether the next word names the program to run.
@@ -161,35 +195,37 @@ pub(super) fn unsplit_quotes(line: &[u8]) -> Option<Vec<u8>> {
         if is_separator(line[i]) {
             // A call's `(` in code starts arguments, not a command; `$(` does.
             let b = line[i];
-            if matches!(b, b';' | b'|' | b'&' | b'`') || (b == b'(' && i > 0 && line[i - 1] == b'$') {
+            if matches!(b, b';' | b'|' | b'&' | b'`') || (b == b'(' && i > 0 && line[i - 1] == b'$')
+            {
                 command_position = true;
             } else if !b.is_ascii_whitespace() {
                 command_position = false;
             }
-            out.push(line[i]);
+            if build {
+                out.push(line[i]);
+            }
             i += 1;
             continue;
         }
-        let w = read_word(line, i);
+        let w = read_word(line, i, build);
         if w.unbalanced {
             // Prose: copy the rest of the line as it is.
-            out.extend_from_slice(&line[i..]);
+            if build {
+                out.extend_from_slice(&line[i..]);
+            }
             break;
         }
         // `| "bash"`: quotes around a plain program name mean nothing to the
         // shell, and only hide the name from a pattern.
-        let quoted_program = command_position
-            && matches!(line[i], b'\'' | b'"')
-            && !w.unquoted.is_empty()
-            && w
-                .unquoted
-                .iter()
-                .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
+        let quoted_program = command_position && matches!(line[i], b'\'' | b'"') && w.plain;
         command_position = false;
         if w.split || quoted_program {
+            if !build {
+                return Some(Vec::new());
+            }
             out.extend_from_slice(&w.unquoted);
             changed = true;
-        } else {
+        } else if build {
             out.extend_from_slice(&line[i..w.end]);
         }
         i = w.end.max(i + 1);
@@ -202,6 +238,8 @@ pub(super) fn unsplit_quotes(line: &[u8]) -> Option<Vec<u8>> {
 pub(super) struct Variables {
     shell: HashMap<Vec<u8>, Vec<u8>>,
     code: HashMap<Vec<u8>, Vec<u8>>,
+    /// First bytes of the code names, so most words skip the map lookup.
+    code_starts: u128,
 }
 
 /// A shell assignment `NAME=value` starting at `at`: the name, the value as
@@ -246,7 +284,7 @@ fn shell_assignment(line: &[u8], at: usize) -> Option<(&[u8], Vec<u8>, usize)> {
         }
         Some(b'(') => return None,
         _ => {
-            let w = read_word(line, start);
+            let w = read_word(line, start, true);
             if w.unbalanced {
                 return None;
             }
@@ -283,7 +321,8 @@ fn code_assignment(line: &[u8]) -> Option<(&[u8], Vec<u8>)> {
         && matches!(value[0], b'\'' | b'"')
         && value.last() == Some(&value[0])
         && !value[1..value.len() - 1].contains(&value[0]);
-    let worth = literal || (value.len() <= MAX_VALUE && (mentions_secret_file(value) || has(value, b"__import__")));
+    let worth = literal
+        || (value.len() <= MAX_VALUE && (mentions_secret_file(value) || has(value, b"__import__")));
     worth.then(|| (name, value.to_vec()))
 }
 
@@ -293,15 +332,51 @@ fn has(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Files whose content should never reach a request.
 fn mentions_secret_file(value: &[u8]) -> bool {
+    // `.env` as a file name, not `os.environ` or `process.env.X`.
+    let env_file = value.windows(4).enumerate().any(|(i, w)| {
+        w == b".env"
+            && (i == 0 || !is_word(value[i - 1]))
+            && value.get(i + 4).is_none_or(|&b| !b.is_ascii_alphanumeric())
+    });
     const MARKERS: &[&[u8]] = &[
-        b".env", b"id_rsa", b"id_ed25519", b"id_ecdsa", b".ssh/", b".aws/", b".netrc", b".pgpass",
-        b".git-credentials", b".npmrc", b".pypirc", b"credentials", b".kube/config",
-        b".docker/config", b".knack", b"/etc/shadow",
+        b"id_rsa",
+        b"id_ed25519",
+        b"id_ecdsa",
+        b".ssh/",
+        b".aws/",
+        b".netrc",
+        b".pgpass",
+        b".git-credentials",
+        b".npmrc",
+        b".pypirc",
+        b"credentials",
+        b".kube/config",
+        b".docker/config",
+        b".knack",
+        b"/etc/shadow",
     ];
-    MARKERS.iter().any(|m| has(value, m))
+    env_file || MARKERS.iter().any(|m| has(value, m))
 }
 
+/// A name and its value, bound earlier on the line being expanded.
+type Binding = (Vec<u8>, Vec<u8>);
+
 impl Variables {
+    /// The value of `name`: bound earlier on this line, else in the file.
+    fn lookup(&self, local: &[Binding], name: &[u8]) -> Option<Vec<u8>> {
+        local
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| self.shell.get(name).cloned())
+    }
+
+    /// Whether any code name is bound; then every line may use one.
+    pub(super) fn has_code_names(&self) -> bool {
+        !self.code.is_empty()
+    }
+
     /// Records the bindings a (normalised) line makes.
     pub(super) fn learn(&mut self, line: &[u8]) {
         if line.contains(&b'=') {
@@ -329,6 +404,9 @@ impl Variables {
 
     fn remember_code(&mut self, name: &[u8], value: Vec<u8>) {
         if self.code.len() < MAX_NAMES || self.code.contains_key(name) {
+            if let Some(&first) = name.first() {
+                self.code_starts |= 1u128 << (first & 0x7f);
+            }
             self.code.insert(name.to_vec(), value);
         }
     }
@@ -340,15 +418,11 @@ impl Variables {
         if !shellish && self.code.is_empty() {
             return None;
         }
-        let mut local: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        let lookup = |local: &[(Vec<u8>, Vec<u8>)], name: &[u8]| -> Option<Vec<u8>> {
-            local
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| self.shell.get(name).cloned())
-        };
+        // Nothing known and nothing assigned here: no reference can expand.
+        if self.shell.is_empty() && self.code.is_empty() && !line.contains(&b'=') {
+            return None;
+        }
+        let mut local: Vec<Binding> = Vec::new();
         let mut out = Vec::with_capacity(line.len());
         let mut i = 0;
         let mut changed = false;
@@ -363,15 +437,23 @@ impl Variables {
                 continue;
             }
             if b == b'$' {
-                if let Some((value, end)) = self.reference(line, i, &local, &lookup) {
+                if let Some((value, end)) = self.reference(line, i, &local) {
                     out.extend_from_slice(&value);
                     i = end;
                     changed = true;
                     continue;
                 }
-            } else if !self.code.is_empty() && (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !is_word(line[i - 1]) && line[i - 1] != b'.' && line[i - 1] != b'$') {
+            } else if !self.code.is_empty()
+                && (b.is_ascii_alphabetic() || b == b'_')
+                && (i == 0 || !is_word(line[i - 1]) && line[i - 1] != b'.' && line[i - 1] != b'$')
+            {
                 let len = line[i..].iter().take_while(|&&c| is_word(c)).count();
                 let name = &line[i..i + len];
+                if (self.code_starts >> (b & 0x7f)) & 1 == 0 {
+                    out.extend_from_slice(name);
+                    i += len;
+                    continue;
+                }
                 let rest = line[i + len..].trim_ascii_start();
                 let assigned = rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=');
                 if !assigned && let Some(value) = self.code.get(name) {
@@ -391,24 +473,16 @@ impl Variables {
     }
 
     /// Expands `$name`, `${name}` and `${!name}` references in a value.
-    fn expand_refs(&self, value: &[u8], local: &[(Vec<u8>, Vec<u8>)]) -> Option<Vec<u8>> {
+    fn expand_refs(&self, value: &[u8], local: &[Binding]) -> Option<Vec<u8>> {
         if !value.contains(&b'$') {
             return None;
         }
-        let lookup = |local: &[(Vec<u8>, Vec<u8>)], name: &[u8]| -> Option<Vec<u8>> {
-            local
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| self.shell.get(name).cloned())
-        };
         let mut out = Vec::with_capacity(value.len());
         let mut i = 0;
         let mut changed = false;
         while i < value.len() {
             if value[i] == b'$'
-                && let Some((v, end)) = self.reference(value, i, local, &lookup)
+                && let Some((v, end)) = self.reference(value, i, local)
             {
                 out.extend_from_slice(&v);
                 i = end;
@@ -422,13 +496,8 @@ impl Variables {
     }
 
     /// The value of the reference at `at` (a `$`), and where it ends.
-    fn reference(
-        &self,
-        line: &[u8],
-        at: usize,
-        local: &[(Vec<u8>, Vec<u8>)],
-        lookup: &dyn Fn(&[(Vec<u8>, Vec<u8>)], &[u8]) -> Option<Vec<u8>>,
-    ) -> Option<(Vec<u8>, usize)> {
+    fn reference(&self, line: &[u8], at: usize, local: &[Binding]) -> Option<(Vec<u8>, usize)> {
+        let lookup = |local: &[Binding], name: &[u8]| self.lookup(local, name);
         let rest = &line[at + 1..];
         if let Some(inner) = rest.strip_prefix(b"{") {
             let close = inner.iter().position(|&b| b == b'}')?;
@@ -480,7 +549,11 @@ mod tests {
             ("x | $'bash'", "x | bash"),
             ("x | \"bash\" -i", "x | bash -i"),
         ] {
-            assert_eq!(s(unsplit_quotes(input.as_bytes())), Some(want.into()), "{input}");
+            assert_eq!(
+                s(unsplit_quotes(input.as_bytes())),
+                Some(want.into()),
+                "{input}"
+            );
         }
     }
 
@@ -521,7 +594,10 @@ mod tests {
             s(v.expand(b"requests.post(u, data=data)")),
             Some("requests.post(u, data=open('.env').read())".into())
         );
-        assert_eq!(s(v.expand(b"__import__(m)")), Some("__import__('os')".into()));
+        assert_eq!(
+            s(v.expand(b"__import__(m)")),
+            Some("__import__('os')".into())
+        );
         assert_eq!(v.expand(b"print(count)"), None);
         assert_eq!(v.expand(b"self.m = 1"), None);
     }

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use skill_guard::{ScanReport, Severity, SkillIgnore, Verdict, scan_skill_dir, scan_skill_dir_with};
+use skill_guard::{
+    ScanReport, Severity, SkillIgnore, Verdict, scan_skill_dir, scan_skill_dir_with,
+};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus-adversarial")
@@ -103,13 +105,23 @@ fn adversarial_skills_are_blocked_and_lookalikes_pass() {
                 if report.verdict == Verdict::Dangerous && named {
                     blocked += 1;
                 } else {
-                    missed.push(format!("{} (expected {id}: {})\n{}", case.name, case.reason, report.render()));
+                    missed.push(format!(
+                        "{} (expected {id}: {})\n{}",
+                        case.name,
+                        case.reason,
+                        report.render()
+                    ));
                 }
             }
             None => {
                 benign += 1;
                 if report.verdict == Verdict::Dangerous {
-                    false_alarms.push(format!("{} ({})\n{}", case.name, case.reason, report.render()));
+                    false_alarms.push(format!(
+                        "{} ({})\n{}",
+                        case.name,
+                        case.reason,
+                        report.render()
+                    ));
                 } else {
                     passed += 1;
                     benign_safe += usize::from(report.verdict == Verdict::Safe);
@@ -120,9 +132,16 @@ fn adversarial_skills_are_blocked_and_lookalikes_pass() {
     println!(
         "adversarial corpus: {blocked}/{malicious} malicious blocked, {passed}/{benign} benign passed ({benign_safe} safe)"
     );
-    assert!(malicious >= 30 && benign >= 20, "{malicious} malicious, {benign} benign");
+    assert!(
+        malicious >= 30 && benign >= 20,
+        "{malicious} malicious, {benign} benign"
+    );
     assert!(missed.is_empty(), "not blocked:\n{}", missed.join("\n"));
-    assert!(false_alarms.is_empty(), "benign flagged dangerous:\n{}", false_alarms.join("\n"));
+    assert!(
+        false_alarms.is_empty(),
+        "benign flagged dangerous:\n{}",
+        false_alarms.join("\n")
+    );
 }
 
 #[test]
