@@ -314,16 +314,19 @@ fn chunks_5s_apart_complete_when_the_idle_timeout_is_larger() {
 }
 
 #[test]
-fn an_invalid_json_chunk_is_skipped_and_the_reply_survives() {
+fn an_invalid_json_chunk_is_retried_and_never_silently_dropped() {
     let env = env_with(None);
     let server = mock();
-    server.enqueue(ScriptedReply::text("still readable").with_invalid_json_chunk());
+    server.enqueue(ScriptedReply::text("half readable").with_invalid_json_chunk());
+    server.enqueue(ScriptedReply::text("whole again"));
     let run = run_json(&env, &server.base_url(), "go");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.of_type("retry").is_empty());
+    let retries = run.of_type("retry");
+    assert_eq!(retries.len(), 1, "{:?}", run.events);
+    assert_eq!(retries[0]["reason"], json!("unreadable stream chunk"));
     assert_eq!(
         run.of_type("assistant_message")[0]["text"],
-        json!("still readable")
+        json!("whole again")
     );
     run.assert_no_panic();
 }

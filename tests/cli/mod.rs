@@ -1,10 +1,13 @@
 mod chat;
 mod common;
 mod config;
+mod context;
 mod faults;
 mod hub;
 mod load;
+mod mcp;
 mod prompt;
+mod providers;
 mod real_model;
 mod run;
 mod sandbox;

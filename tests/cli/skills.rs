@@ -314,7 +314,10 @@ fn validate_skips_history_copies_and_other_hidden_folders() {
         "new_string": "Step one, then two.",
     });
     for args in [create, patch] {
-        success(env.knack().args(["tool", "call", "skill_manage", &args.to_string()]));
+        success(
+            env.knack()
+                .args(["tool", "call", "skill_manage", &args.to_string()]),
+        );
     }
     let history = env.home_path("skills/.history");
     assert!(history.is_dir(), "the writes left versions");
@@ -330,7 +333,10 @@ fn validate_skips_history_copies_and_other_hidden_folders() {
     let v = stdout_json(&out);
     assert_eq!(v["checked"], json!(1), "{v}");
     let text = v.to_string();
-    assert!(!text.contains(".history") && !text.contains(".git"), "{text}");
+    assert!(
+        !text.contains(".history") && !text.contains(".git"),
+        "{text}"
+    );
 }
 
 #[test]

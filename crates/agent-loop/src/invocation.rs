@@ -157,6 +157,19 @@ pub fn parse_invocation<'a>(
 }
 
 /// The user message that carries invoked skills and the user's text.
+/// Heads the user's own words after the skill blocks of an invocation (a
+/// compaction carries the skills and summarises the words).
+pub const USER_REQUEST_HEADING: &str = "User's request:";
+
+/// The words that open every skill block of a `/skill` invocation.
+const INVOKED_SKILL_WORDS: &str = "The user invoked the skill";
+
+/// Whether a user message is a `/skill` invocation rendered by [`render_invocation`].
+pub fn is_invocation(text: &str) -> bool {
+    text.strip_prefix('[')
+        .is_some_and(|rest| rest.starts_with(INVOKED_SKILL_WORDS))
+}
+
 pub fn render_invocation(
     invocation: &Invocation<'_>,
     via: InvocationVia,
@@ -173,7 +186,7 @@ pub fn render_invocation(
             out.push_str("The user gave no further instruction: follow the skill above, asking if anything essential is missing.");
         }
         InvocationVia::Slash => {
-            let _ = write!(out, "User's request:\n{}", invocation.text);
+            let _ = write!(out, "{USER_REQUEST_HEADING}\n{}", invocation.text);
         }
         InvocationVia::Preload => {
             out.push_str("These skills were preloaded for this session; apply them whenever they fit the task.");
@@ -204,7 +217,7 @@ fn render_skill_block(
     skill_core::disclosure::cap_for_model(&mut body);
     let mut out = String::new();
     let how = match via {
-        InvocationVia::Slash => "The user invoked the skill",
+        InvocationVia::Slash => INVOKED_SKILL_WORDS,
         InvocationVia::Preload => "The user preloaded the skill",
     };
     let _ = writeln!(

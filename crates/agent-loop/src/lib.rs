@@ -2,6 +2,7 @@
 //! session store the turn loop builds on. It never draws on a terminal.
 
 mod agent_error;
+pub mod compaction;
 mod error;
 pub mod invocation;
 pub mod model;
@@ -12,6 +13,8 @@ pub mod tools;
 
 pub use agent_error::{Error, Result};
 pub use error::ModelError;
+/// The MCP client, for frontends that list servers and tools (`knack mcp`).
+pub use mcp_client;
 pub use secrets::Redactor;
 pub use session_store::{
     NewSession, SearchHit, SessionMeta, SessionStore, SessionSummary, StoredMessage, StoredSession,

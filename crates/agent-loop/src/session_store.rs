@@ -72,7 +72,37 @@ const MIGRATIONS: &[&str] = &[
     r"
     ALTER TABLE sessions ADD COLUMN catalog_json TEXT;
     ",
+    // 3: compactions. The messages table keeps the whole conversation (for
+    // search and `sessions show`); a resumed session starts from the newest
+    // compaction's head (its summary and carried skills) followed by the
+    // messages from `first_kept_seq` on.
+    r"
+    CREATE TABLE compactions (
+        id             INTEGER PRIMARY KEY,
+        session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        created_at     TEXT NOT NULL,
+        before_tokens  INTEGER NOT NULL,
+        after_tokens   INTEGER NOT NULL,
+        summary        TEXT NOT NULL,
+        head_json      TEXT NOT NULL,
+        first_kept_seq INTEGER NOT NULL
+    );
+    CREATE INDEX compactions_by_session ON compactions(session_id, id);
+    ",
 ];
+
+/// One compaction of a session's history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompactionRecord {
+    pub created_at: String,
+    pub before_tokens: u64,
+    pub after_tokens: u64,
+    pub summary: String,
+    /// The messages that stand in for everything before `first_kept_seq`.
+    #[serde(skip)]
+    pub head: Vec<ChatMessage>,
+    pub first_kept_seq: i64,
+}
 
 /// What a new session starts with.
 #[derive(Debug, Clone, Default)]
@@ -124,12 +154,32 @@ pub struct StoredMessage {
 pub struct StoredSession {
     pub meta: SessionMeta,
     pub messages: Vec<StoredMessage>,
+    /// Oldest first.
+    pub compactions: Vec<CompactionRecord>,
 }
 
 impl StoredSession {
-    /// The conversation to resume (the system prompt comes from `meta`).
+    /// The conversation to resume (the system prompt comes from `meta`):
+    /// after a compaction, its head and the messages it kept.
     pub fn chat_messages(&self) -> Vec<ChatMessage> {
-        self.messages.iter().map(|m| m.message.clone()).collect()
+        let (head, first_seq) = self.resume_point();
+        let mut out: Vec<ChatMessage> = head.to_vec();
+        out.extend(
+            self.messages
+                .iter()
+                .filter(|m| m.seq >= first_seq)
+                .map(|m| m.message.clone()),
+        );
+        out
+    }
+
+    /// The newest compaction's head and the first stored message after it
+    /// (no head and 0 without a compaction).
+    pub fn resume_point(&self) -> (&[ChatMessage], i64) {
+        match self.compactions.last() {
+            Some(c) => (&c.head, c.first_kept_seq),
+            None => (&[], 0),
+        }
     }
 }
 
@@ -365,7 +415,77 @@ impl SessionStore {
                 },
             });
         }
-        Ok(StoredSession { meta, messages })
+        drop(stmt);
+        let compactions = Self::load_compactions(&conn, session_id)?;
+        Ok(StoredSession {
+            meta,
+            messages,
+            compactions,
+        })
+    }
+
+    /// Records a compaction; a resume starts from it.
+    pub fn record_compaction(&self, session_id: &str, record: &CompactionRecord) -> Result<()> {
+        let conn = lock(&self.conn);
+        conn.execute(
+            "INSERT INTO compactions (session_id, created_at, before_tokens, after_tokens, summary, head_json, first_kept_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                session_id,
+                record.created_at,
+                i64::try_from(record.before_tokens).unwrap_or(i64::MAX),
+                i64::try_from(record.after_tokens).unwrap_or(i64::MAX),
+                record.summary,
+                serde_json::to_string(&record.head)?,
+                record.first_kept_seq,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The next message's sequence number in `session_id`.
+    pub fn next_seq(&self, session_id: &str) -> Result<i64> {
+        let conn = lock(&self.conn);
+        Ok(conn.query_row(
+            "SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?1",
+            [session_id],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn load_compactions(conn: &Connection, session_id: &str) -> Result<Vec<CompactionRecord>> {
+        let mut stmt = conn.prepare(
+            "SELECT created_at, before_tokens, after_tokens, summary, head_json, first_kept_seq
+         FROM compactions WHERE session_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([session_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (created_at, before, after, summary, head_json, first_kept_seq) = row?;
+            let head: Vec<ChatMessage> = serde_json::from_str(&head_json).map_err(|e| {
+                Error::Corrupt(format!(
+                    "a compaction of {session_id} has an unreadable head: {e}"
+                ))
+            })?;
+            out.push(CompactionRecord {
+                created_at,
+                before_tokens: u64::try_from(before).unwrap_or(0),
+                after_tokens: u64::try_from(after).unwrap_or(0),
+                summary,
+                head,
+                first_kept_seq,
+            });
+        }
+        Ok(out)
     }
 
     /// Every session, newest first.

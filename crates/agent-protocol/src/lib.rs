@@ -69,6 +69,12 @@ pub enum Event {
         added: Vec<String>,
         removed: Vec<String>,
     },
+    /// The history was summarised to fit the model's context window.
+    Compaction {
+        /// The estimated size of the next request before and after.
+        before_tokens: u64,
+        after_tokens: u64,
+    },
     /// The complete text of one assistant message.
     AssistantMessage {
         text: String,
@@ -178,6 +184,8 @@ pub enum Op {
     },
     /// Run the self-improvement review now, whatever the tool-call count.
     RunReview,
+    /// Summarise the older history now (`/compact`), whatever its size.
+    Compact,
     Shutdown,
 }
 

@@ -19,6 +19,43 @@ pub struct Config {
     pub hub: HubConfig,
     /// Named model providers; `model.provider` picks one (CONTRACT.md "Providers").
     pub providers: BTreeMap<String, ProviderConfig>,
+    /// Model Context Protocol servers whose tools the agent may call (docs/mcp.md).
+    pub mcp_servers: BTreeMap<String, crate::mcp::McpServerConfig>,
+    /// The context budget and compaction (docs/agent.md "Long sessions").
+    pub context: ContextConfig,
+    /// Limits that apply to every tool's result.
+    pub tools: ToolsConfig,
+}
+
+/// `context`: when a session compacts its history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Compact when the next request would pass this share of the window.
+    pub compact_at: f64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self { compact_at: 0.8 }
+    }
+}
+
+/// `tools`: limits on what a tool call puts into the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// A tool result longer than this keeps its head and tail, with a line
+    /// saying how much was cut.
+    pub max_output_chars: usize,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            max_output_chars: 30_000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +78,9 @@ pub struct ModelConfig {
     /// First backoff delay; doubled per retry (with jitter) up to the maximum.
     pub retry_base_delay_ms: u64,
     pub retry_max_delay_ms: u64,
+    /// The model's context window in tokens, when no provider profile or
+    /// `KNACK_CONTEXT_WINDOW` names it.
+    pub context_window: Option<u64>,
 }
 
 impl Default for ModelConfig {
@@ -56,6 +96,7 @@ impl Default for ModelConfig {
             max_retries: 4,
             retry_base_delay_ms: 1_000,
             retry_max_delay_ms: 30_000,
+            context_window: None,
         }
     }
 }
@@ -356,7 +397,14 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        serde_saphyr::from_str::<Config>(text).map_err(|e| Error::yaml(path, &e))
+        let config = serde_saphyr::from_str::<Config>(text).map_err(|e| Error::yaml(path, &e))?;
+        crate::mcp::validate_servers(&config.mcp_servers).map_err(|message| {
+            Error::InvalidConfig {
+                path: path.to_path_buf(),
+                message,
+            }
+        })?;
+        Ok(config)
     }
 }
 

@@ -1,21 +1,30 @@
 //! knack's home directory and its `config.yaml`.
 //! Every path, limit and default a user may change is declared here, once.
 
+// knack is Unix-only: file modes, process groups, symbolic links and the
+// sandbox are used without fallbacks. Every knack crate that touches files
+// depends on this one, so this is where a build elsewhere stops, in plain words.
+#[cfg(not(unix))]
+compile_error!("knack builds on Unix only; it is developed and tested on Linux");
+
 mod config;
 mod dotted;
 mod env_file;
 mod home;
+pub mod mcp;
 pub mod private;
 pub mod secret_env;
 mod yaml_edit;
 
 pub use config::{
-    AgentConfig, ApprovalPolicy, CacheTtl, Config, HubConfig, MemoryConfig, ModelConfig, Prices,
-    ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig, Wire,
+    AgentConfig, ApprovalPolicy, CacheTtl, Config, ContextConfig, HubConfig, MemoryConfig,
+    ModelConfig, Prices, ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig, ToolsConfig,
+    Wire,
 };
 pub use dotted::{SetOutcome, get_dotted, set_dotted};
 pub use env_file::{EnvFile, parse_env_file};
 pub use home::KnackHome;
+pub use mcp::{McpApproval, McpServerConfig, McpToolFilter, McpTransportKind};
 pub use secret_env::is_secret_name;
 
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use knack_config::{Config, Prices, ProviderConfig};
+use knack_config::{Config, McpServerConfig, Prices, ProviderConfig};
 use serde_json::Value;
 
 /// Every dotted key of `value`; a mapping that is empty by default (a map the
@@ -28,7 +28,7 @@ fn keys(prefix: &str, value: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The keys config.yaml accepts, with `<name>` standing for a provider's name.
+/// The keys config.yaml accepts, with `<name>` standing for a provider's or an MCP server's name.
 fn struct_keys() -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     keys(
@@ -40,6 +40,8 @@ fn struct_keys() -> BTreeSet<String> {
     keys("providers.<name>", &provider, &mut out);
     let prices = serde_json::to_value(Prices::default()).unwrap();
     keys("providers.<name>.prices", &prices, &mut out);
+    let server = serde_json::to_value(McpServerConfig::default()).unwrap();
+    keys("mcp_servers.<name>", &server, &mut out);
     out
 }
 

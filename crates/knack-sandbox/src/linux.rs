@@ -76,7 +76,9 @@ fn probe_mount_namespace() -> bool {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    with_pre_exec(&mut probe, || new_mount_namespace().map_err(std::io::Error::from));
+    with_pre_exec(&mut probe, || {
+        new_mount_namespace().map_err(std::io::Error::from)
+    });
     probe.status().is_ok_and(|status| status.success())
 }
 

@@ -45,6 +45,23 @@ pub enum Command {
     /// Show the model providers configured in config.yaml
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Show the MCP servers of config.yaml and the tools they offer
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server and show its transport, status and tool count
+    List(JsonFlag),
+    /// Show the tools of every server, or of one, with their input schemas
+    Tools {
+        /// A server name from `mcp_servers` in config.yaml
+        server: Option<String>,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,6 +103,13 @@ pub struct RunArgs {
     /// Run commands the terminal tool would ask about, without asking
     #[arg(long)]
     pub yolo: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Which provider and model a command talks to (`run`, `chat`, `sessions compact`).
+#[derive(Debug, Args, Default, Clone, PartialEq, Eq)]
+pub struct ModelArgs {
     /// Use this provider from config.yaml's providers instead of model.provider
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
@@ -102,12 +126,8 @@ pub struct ChatArgs {
     /// Preload a skill into the first turn (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,
-    /// Use this provider from config.yaml's providers instead of model.provider
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
-    /// Send this model name (overrides KNACK_MODEL and the config)
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -374,4 +394,10 @@ pub enum SessionsCommand {
     },
     /// Delete a session and its messages
     Delete { id: String },
+    /// Summarise a stored session's older history now, as the TUI's /compact does
+    Compact {
+        id: String,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
 }

@@ -28,7 +28,7 @@ impl Context {
         let home = KnackHome::from_env()?;
         // Before anything is written: the home holds keys and conversations.
         let narrowed = home.ensure_private();
-        crate::logging::init(home.logs_dir());
+        crate::logging::init(&home.logs_dir());
         match narrowed {
             Ok(paths) => {
                 for path in paths {

@@ -2,10 +2,10 @@
 //! every failure to the exit codes of CONTRACT.md.
 
 mod cli;
-#[cfg(test)]
-mod cli_docs;
 mod commands;
 mod context;
+#[cfg(test)]
+mod doc_checks;
 mod exit;
 mod logging;
 mod output;
@@ -23,6 +23,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
+    // Declared first so it is dropped last: the log's queued lines are written before exit.
+    let _flush_logs = logging::FlushOnExit;
     let args = cli::Cli::parse();
     let code = match commands::dispatch(args) {
         Ok(code) => code,

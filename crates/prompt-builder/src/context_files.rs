@@ -153,8 +153,7 @@ mod tests {
         fs::create_dir_all(repo.join(".git")).unwrap();
         fs::create_dir_all(repo.join("docs")).unwrap();
         fs::write(dir.path().join("credentials"), "password=hunter2").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("credentials"), repo.join("CLAUDE.md"))
-            .unwrap();
+        std::os::unix::fs::symlink(dir.path().join("credentials"), repo.join("CLAUDE.md")).unwrap();
         // A link that stays inside the project is fine.
         fs::write(repo.join("docs/rules.md"), "inside rules").unwrap();
         std::os::unix::fs::symlink(repo.join("docs/rules.md"), repo.join("AGENTS.md")).unwrap();
@@ -163,7 +162,8 @@ mod tests {
         assert!(!text.contains("hunter2"), "{text}");
         assert!(text.contains("inside rules"), "{text}");
         assert!(
-            w.iter().any(|m| m.contains("CLAUDE.md") && m.contains("outside the project")),
+            w.iter()
+                .any(|m| m.contains("CLAUDE.md") && m.contains("outside the project")),
             "{w:?}"
         );
     }

@@ -39,6 +39,13 @@ pub use skill_set::{DoctorEntry, EntryStatus, Gate, Resolution, RootReport, Skil
 pub use stamp::Fingerprint;
 pub use tool_specs::{ToolSpec, tool_specs};
 
+/// Whether discovery passes over a folder of this name: hidden ones (`.history`,
+/// `.hub`, `.git`, ...) and the dependency folders in `walk::SKIPPED_DIRS`. Tools
+/// that look for SKILL.md files themselves (`knack skills validate DIR`) skip the same.
+pub fn is_skipped_dir(name: &str) -> bool {
+    name.starts_with('.') || walk::SKIPPED_DIRS.contains(&name)
+}
+
 /// Errors from skill-core operations that touch the file system.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -47,7 +47,6 @@ impl Drop for Quarantine {
     }
 }
 
-#[cfg(unix)]
 fn make_removable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     for entry in walkdir::WalkDir::new(dir)
@@ -60,9 +59,6 @@ fn make_removable(dir: &Path) {
         }
     }
 }
-
-#[cfg(not(unix))]
-fn make_removable(_dir: &Path) {}
 
 /// Removes quarantine folders left by killed processes.
 fn sweep_stale(root: &Path) {

@@ -138,28 +138,13 @@ impl<'a> TreeWriter<'a> {
     }
 }
 
-#[cfg(unix)]
 fn set_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(|e| Error::io(path, e))
 }
 
-#[cfg(not(unix))]
-fn set_executable(_path: &Path) -> Result<()> {
-    Ok(())
-}
-
-#[cfg(unix)]
 fn make_symlink(link_target: &Path, at: &Path) -> Result<()> {
     std::os::unix::fs::symlink(link_target, at).map_err(|e| Error::io(at, e))
-}
-
-#[cfg(not(unix))]
-fn make_symlink(_link_target: &Path, at: &Path) -> Result<()> {
-    Err(Error::Unsafe(format!(
-        "'{}': links are not supported on this platform",
-        at.display()
-    )))
 }
 
 /// A relative link target that, read from the link's folder, stays under the root.
@@ -366,15 +351,9 @@ fn refuse_chained_links(root: &Path) -> Result<()> {
     Ok(())
 }
 
-#[cfg(unix)]
 fn is_executable(meta: &fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
     meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &fs::Metadata) -> bool {
-    false
 }
 
 fn rel_string(root: &Path, path: &Path) -> String {

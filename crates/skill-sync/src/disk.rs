@@ -156,6 +156,35 @@ pub fn recover_staging(skills_dir: &Path, bundle: &BundleTree) -> Result<Vec<Str
     Ok(restored)
 }
 
+/// Removes the staging area's empty folders (and the area itself once it is
+/// empty) after a sync. Each install renames its skill out of
+/// `new/<category>/` and leaves the category folder behind; files are never
+/// removed here, so a copy a failed install left stays for [`recover_staging`].
+pub fn prune_staging(skills_dir: &Path) -> Result<()> {
+    let staging = skills_dir.join(STAGING_DIR);
+    if std::fs::symlink_metadata(&staging).is_ok_and(|m| m.is_dir()) {
+        prune_empty(&staging)?;
+    }
+    Ok(())
+}
+
+/// Removes `dir` and its sub-folders bottom-up where they hold nothing.
+/// Returns whether `dir` is gone.
+fn prune_empty(dir: &Path) -> Result<bool> {
+    let mut empty = true;
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !(is_dir && prune_empty(&entry.path())?) {
+            empty = false;
+        }
+    }
+    if empty {
+        std::fs::remove_dir(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    Ok(empty)
+}
+
 fn write_skill(bundle: &BundleTree, skill: &BundledSkill, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     for (rel, bytes) in bundle.skill_files(skill) {
@@ -171,16 +200,10 @@ fn write_skill(bundle: &BundleTree, skill: &BundledSkill, dir: &Path) -> Result<
         .map_err(|e| Error::io(dir.join(PROVENANCE_FILE), e))
 }
 
-#[cfg(unix)]
 fn make_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
         .map_err(|e| Error::io(path, e))
-}
-
-#[cfg(not(unix))]
-fn make_executable(_path: &Path) -> Result<()> {
-    Ok(())
 }
 
 /// Writes a small file through a temp file and a rename.
@@ -244,15 +267,12 @@ mod tests {
         let dest = home.path().join("ops/x");
         assert!(dest.join(PROVENANCE_FILE).is_file());
         assert_eq!(hash_dir(&dest).unwrap(), skill.hash);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(dest.join("scripts/run.sh"))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o111, 0o111);
-        }
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dest.join("scripts/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
     }
 
     #[test]
@@ -296,7 +316,6 @@ mod tests {
         assert!(!home.path().join(STAGING_DIR).exists());
     }
 
-    #[cfg(unix)]
     #[test]
     fn symlinks_are_hashed_by_target_not_followed() {
         let dir = tempfile::tempdir().unwrap();

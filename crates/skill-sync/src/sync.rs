@@ -207,6 +207,9 @@ pub(crate) fn sync_locked(skills_dir: &Path, bundle: &BundleTree) -> SyncReport 
         }
     }
     seed_descriptions(skills_dir, bundle, &mut report);
+    if let Err(e) = disk::prune_staging(skills_dir) {
+        report.errors.push(e.to_string());
+    }
     let stale: Vec<String> = manifest
         .entries
         .keys()

@@ -173,7 +173,13 @@ fn check_anthropic(label: &str, body: &Value, messages: &[Value], problems: &mut
                 &[]
             }
         };
-        let kind = |block: &Value| block.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+        let kind = |block: &Value| {
+            block
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
         if role == "user" {
             let mut results_done = false;
             for block in blocks {
@@ -181,7 +187,10 @@ fn check_anthropic(label: &str, body: &Value, messages: &[Value], problems: &mut
                     results_done = true;
                     continue;
                 }
-                let id = block.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                let id = block
+                    .get("tool_use_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 if results_done {
                     problems.push(format!(
                         "{label}: messages[{index}] has tool_result '{id}' after other content"
@@ -206,7 +215,11 @@ fn check_anthropic(label: &str, body: &Value, messages: &[Value], problems: &mut
             for block in blocks {
                 match kind(block).as_str() {
                     "tool_use" => waiting.push(
-                        block.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                        block
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
                     ),
                     "thinking" => {
                         let signed = block
@@ -251,12 +264,21 @@ fn check_responses(label: &str, request: &CapturedRequest, problems: &mut Vec<St
     let mut open: Vec<String> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
     for (index, item) in items.iter().enumerate() {
-        let kind = item.get("type").and_then(Value::as_str).unwrap_or("message");
-        let call_id = item.get("call_id").and_then(Value::as_str).unwrap_or("").to_owned();
+        let kind = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message");
+        let call_id = item
+            .get("call_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         match kind {
             "function_call" => {
                 if answered.contains(&call_id) || open.contains(&call_id) {
-                    problems.push(format!("{label}: input[{index}] repeats call id '{call_id}'"));
+                    problems.push(format!(
+                        "{label}: input[{index}] repeats call id '{call_id}'"
+                    ));
                 }
                 open.push(call_id);
             }
@@ -547,33 +569,34 @@ mod tests {
     fn anthropic_pairing_signatures_markers_and_frozen_system() {
         let mark = json!({"type": "ephemeral"});
         let good = json!({"system": [{"type": "text", "text": "s", "cache_control": mark}],
-            "tools": [{"name": "t"}],
-            "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "hi"}]},
-                {"role": "assistant", "content": [
-                    {"type": "thinking", "thinking": "x", "signature": "sig"},
-                    {"type": "tool_use", "id": "a", "name": "t", "input": {}}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "ok"},
-                                              {"type": "text", "text": "note", "cache_control": mark}]},
-            ]});
-        assert_eq!(check_invariants(&[on("/v1/messages", "s", good.clone())]), Ok(()));
+        "tools": [{"name": "t"}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "x", "signature": "sig"},
+                {"type": "tool_use", "id": "a", "name": "t", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "ok"},
+                                          {"type": "text", "text": "note", "cache_control": mark}]},
+        ]});
+        assert_eq!(
+            check_invariants(&[on("/v1/messages", "s", good.clone())]),
+            Ok(())
+        );
 
         let bad = json!({"system": [{"type": "text", "text": "other", "cache_control": mark}],
-            "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": mark}]},
-                {"role": "assistant", "content": [
-                    {"type": "thinking", "thinking": "x", "cache_control": mark},
-                    {"type": "tool_use", "id": "a", "name": "t", "input": {}, "cache_control": mark}]},
-                {"role": "user", "content": [{"type": "text", "text": "first", "cache_control": mark},
-                                              {"type": "tool_result", "tool_use_id": "a", "content": "ok"},
-                                              {"type": "tool_result", "tool_use_id": "zz", "content": "ok"}]},
-                {"role": "user", "content": [{"type": "text", "text": "again"}]},
-            ]});
-        let report = check_invariants(&[
-            on("/v1/messages", "s", good),
-            on("/v1/messages", "s", bad),
-        ])
-        .unwrap_err();
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": mark}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "x", "cache_control": mark},
+                {"type": "tool_use", "id": "a", "name": "t", "input": {}, "cache_control": mark}]},
+            {"role": "user", "content": [{"type": "text", "text": "first", "cache_control": mark},
+                                          {"type": "tool_result", "tool_use_id": "a", "content": "ok"},
+                                          {"type": "tool_result", "tool_use_id": "zz", "content": "ok"}]},
+            {"role": "user", "content": [{"type": "text", "text": "again"}]},
+        ]});
+        let report =
+            check_invariants(&[on("/v1/messages", "s", good), on("/v1/messages", "s", bad)])
+                .unwrap_err();
         for expected in [
             "5 cache_control markers",
             "thinking block without its signature",
@@ -590,20 +613,20 @@ mod tests {
     #[test]
     fn responses_statelessness_cache_key_and_call_pairing() {
         let good = json!({"instructions": "s", "store": false, "prompt_cache_key": "s1",
-            "input": [
-                {"role": "user", "content": "hi"},
-                {"type": "reasoning", "id": "rs", "encrypted_content": "e"},
-                {"type": "function_call", "call_id": "a", "name": "t", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": "a", "output": "ok"},
-            ]});
+        "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "reasoning", "id": "rs", "encrypted_content": "e"},
+            {"type": "function_call", "call_id": "a", "name": "t", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "a", "output": "ok"},
+        ]});
         assert_eq!(check_invariants(&[on("/v1/responses", "s1", good)]), Ok(()));
         let bad = json!({"instructions": "s", "prompt_cache_key": "other",
-            "input": [
-                {"role": "developer", "content": "late system text"},
-                {"type": "reasoning", "id": "rs"},
-                {"type": "function_call", "call_id": "a", "name": "t", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": "b", "output": "ok"},
-            ]});
+        "input": [
+            {"role": "developer", "content": "late system text"},
+            {"type": "reasoning", "id": "rs"},
+            {"type": "function_call", "call_id": "a", "name": "t", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "b", "output": "ok"},
+        ]});
         let report = check_invariants(&[on("/v1/responses", "s1", bad)]).unwrap_err();
         for expected in [
             "`store` is not false",

@@ -213,7 +213,9 @@ impl ScriptedReply {
             ModelWire::Chat => return self.frames(),
             _ if self.raw_frames.is_some() => return self.raw_frames.clone().unwrap_or_default(),
             ModelWire::Anthropic => {}
-            ModelWire::Responses => return self.broken(self.responses_frames(), "response.in_progress"),
+            ModelWire::Responses => {
+                return self.broken(self.responses_frames(), "response.in_progress");
+            }
         }
         self.broken(self.anthropic_frames(), "ping")
     }
@@ -225,7 +227,10 @@ impl ScriptedReply {
             frames.insert(1.min(frames.len()), json!({ "type": harmless }).to_string());
         }
         if self.invalid_json_chunk {
-            frames.insert(1.min(frames.len()), r#"{"type":"content_block_delta","index":"#.to_owned());
+            frames.insert(
+                1.min(frames.len()),
+                r#"{"type":"content_block_delta","index":"#.to_owned(),
+            );
         }
         frames
     }
@@ -302,35 +307,45 @@ impl ScriptedReply {
         let mut index = 0;
         if let Some(reasoning) = &self.reasoning {
             let id = "rs_mock";
-            frames.push(json!({"type": "response.output_item.added", "output_index": index,
-                "item": {"type": "reasoning", "id": id, "summary": []}}));
+            frames.push(
+                json!({"type": "response.output_item.added", "output_index": index,
+                "item": {"type": "reasoning", "id": id, "summary": []}}),
+            );
             for piece in split_pieces(reasoning) {
                 frames.push(json!({"type": "response.reasoning_summary_text.delta",
                     "item_id": id, "output_index": index, "summary_index": 0, "delta": piece}));
             }
-            frames.push(json!({"type": "response.output_item.done", "output_index": index,
+            frames.push(
+                json!({"type": "response.output_item.done", "output_index": index,
                 "item": {"type": "reasoning", "id": id,
                          "summary": [{"type": "summary_text", "text": reasoning}],
-                         "encrypted_content": format!("enc:{reasoning}")}}));
+                         "encrypted_content": format!("enc:{reasoning}")}}),
+            );
             index += 1;
         }
         if let Some(text) = &self.text {
             let id = "msg_mock";
-            frames.push(json!({"type": "response.output_item.added", "output_index": index,
-                "item": {"type": "message", "id": id, "role": "assistant", "content": []}}));
+            frames.push(
+                json!({"type": "response.output_item.added", "output_index": index,
+                "item": {"type": "message", "id": id, "role": "assistant", "content": []}}),
+            );
             for piece in split_pieces(text) {
                 frames.push(json!({"type": "response.output_text.delta", "item_id": id,
                     "output_index": index, "content_index": 0, "delta": piece}));
             }
-            frames.push(json!({"type": "response.output_item.done", "output_index": index,
+            frames.push(
+                json!({"type": "response.output_item.done", "output_index": index,
                 "item": {"type": "message", "id": id, "role": "assistant", "status": "completed",
-                         "content": [{"type": "output_text", "text": text, "annotations": []}]}}));
+                         "content": [{"type": "output_text", "text": text, "annotations": []}]}}),
+            );
             index += 1;
         }
         for call in &self.tool_calls {
             let id = format!("fc_{}", call.id);
-            let item = |arguments: &str| json!({"type": "function_call", "id": id,
-                "call_id": call.id, "name": call.name, "arguments": arguments});
+            let item = |arguments: &str| {
+                json!({"type": "function_call", "id": id,
+                "call_id": call.id, "name": call.name, "arguments": arguments})
+            };
             frames.push(json!({"type": "response.output_item.added", "output_index": index, "item": item("")}));
             for piece in split_pieces(&call.arguments) {
                 frames.push(json!({"type": "response.function_call_arguments.delta",
@@ -338,8 +353,10 @@ impl ScriptedReply {
             }
             frames.push(json!({"type": "response.function_call_arguments.done",
                 "item_id": id, "output_index": index, "arguments": call.arguments}));
-            frames.push(json!({"type": "response.output_item.done", "output_index": index,
-                "item": item(&call.arguments)}));
+            frames.push(
+                json!({"type": "response.output_item.done", "output_index": index,
+                "item": item(&call.arguments)}),
+            );
             index += 1;
         }
         let status = if self.finish_reason.as_deref() == Some("length") {
@@ -547,7 +564,11 @@ mod tests {
         let frames = parsed(&reply.frames_for(ModelWire::Anthropic));
         assert_eq!(frames[0]["message"]["usage"]["input_tokens"], 10);
         assert!(frames.iter().any(|f| f["delta"]["signature"] == "sig:hmm"));
-        assert!(frames.iter().any(|f| f["content_block"]["type"] == "tool_use"));
+        assert!(
+            frames
+                .iter()
+                .any(|f| f["content_block"]["type"] == "tool_use")
+        );
         let delta = &frames[frames.len() - 2];
         assert_eq!(delta["delta"]["stop_reason"], "tool_use");
         assert_eq!(frames.last().unwrap()["type"], "message_stop");
@@ -555,12 +576,21 @@ mod tests {
 
     #[test]
     fn responses_frames_end_with_completed_usage() {
-        let reply = ScriptedReply::text("hi").with_reasoning("r").with_usage(50, 2, 40);
+        let reply = ScriptedReply::text("hi")
+            .with_reasoning("r")
+            .with_usage(50, 2, 40);
         let frames = parsed(&reply.frames_for(ModelWire::Responses));
         let last = frames.last().unwrap();
         assert_eq!(last["type"], "response.completed");
-        assert_eq!(last["response"]["usage"]["input_tokens_details"]["cached_tokens"], 40);
-        assert!(frames.iter().any(|f| f["item"]["encrypted_content"] == "enc:r"));
+        assert_eq!(
+            last["response"]["usage"]["input_tokens_details"]["cached_tokens"],
+            40
+        );
+        assert!(
+            frames
+                .iter()
+                .any(|f| f["item"]["encrypted_content"] == "enc:r")
+        );
     }
 
     #[test]

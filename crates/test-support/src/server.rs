@@ -28,12 +28,15 @@ pub enum Purpose {
     Turn,
     /// The self-improvement review.
     Review,
+    /// A compaction's summarising request.
+    Compact,
 }
 
 impl Purpose {
     fn from_header(value: Option<&str>) -> Self {
         match value {
             Some(v) if v.eq_ignore_ascii_case("review") => Self::Review,
+            Some(v) if v.eq_ignore_ascii_case("compact") => Self::Compact,
             _ => Self::Turn,
         }
     }
@@ -308,9 +311,7 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
 
     // Write errors mean the client went away; the test will see that on its side.
     let _ = match reply {
-        Some(Some(reply)) => {
-            send_reply(&mut stream, &reply, wire.unwrap_or(ModelWire::Chat)).await
-        }
+        Some(Some(reply)) => send_reply(&mut stream, &reply, wire.unwrap_or(ModelWire::Chat)).await,
         Some(None) => send_json(&mut stream, 500, &error_body(NO_REPLY_LEFT), None).await,
         None if request.method == "GET" && request.path.ends_with("/models") => {
             let models =

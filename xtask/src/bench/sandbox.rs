@@ -26,12 +26,23 @@ pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
         .with_context(|| format!("cannot run {}", ws.cargo))?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     if !output.status.success() {
-        bail!("the setup_cost example failed ({}):\n{stdout}", output.status);
+        bail!(
+            "the setup_cost example failed ({}):\n{stdout}",
+            output.status
+        );
     }
     let lines = parse_bench_lines(&stdout);
     let figures = [
-        ("spawn_plain", "`true`, spawned and reaped, no sandbox", Target::None),
-        ("spawn_landlock", "`true` under workspace-write (Landlock)", Target::None),
+        (
+            "spawn_plain",
+            "`true`, spawned and reaped, no sandbox",
+            Target::None,
+        ),
+        (
+            "spawn_landlock",
+            "`true` under workspace-write (Landlock)",
+            Target::None,
+        ),
         (
             "spawn_landlock_mounts",
             "`true` with a protected folder and a hidden file (Landlock + mount namespace)",

@@ -109,9 +109,7 @@ impl AnthropicClient {
     /// every request of a session because they derive from frozen inputs only.
     pub(crate) fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>> {
         let (system_text, rest) = match request.messages.split_first() {
-            Some((first, rest)) if first.role == Role::System => {
-                (first.content.as_deref(), rest)
-            }
+            Some((first, rest)) if first.role == Role::System => (first.content.as_deref(), rest),
             _ => (None, request.messages.as_slice()),
         };
         let mut system = Vec::new();
@@ -349,7 +347,9 @@ impl AnthropicAssembler {
                 // Streamed input starts as `{}` and arrives in deltas; a whole
                 // message carries it complete.
                 let json = match block.get("input") {
-                    Some(Value::Object(map)) if !map.is_empty() => Value::Object(map.clone()).to_string(),
+                    Some(Value::Object(map)) if !map.is_empty() => {
+                        Value::Object(map.clone()).to_string()
+                    }
                     _ => String::new(),
                 };
                 self.emitted = true;
@@ -447,8 +447,7 @@ impl StreamAssembler for AnthropicAssembler {
                 self.apply_delta(index, &delta, sink);
             }
             "message_delta" => {
-                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str)
-                {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(reason.to_owned());
                 }
                 if let Some(usage) = event.get("usage") {
@@ -469,10 +468,15 @@ impl StreamAssembler for AnthropicAssembler {
         Ok(())
     }
 
-    fn accept_whole(&mut self, body: &str, sink: &mut (dyn FnMut(StreamUpdate) + Send)) -> Result<()> {
-        let message: Value = serde_json::from_str(body).map_err(|_| ModelError::MalformedStream {
-            detail: format!("the reply is not JSON: {}", preview(body)),
-        })?;
+    fn accept_whole(
+        &mut self,
+        body: &str,
+        sink: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<()> {
+        let message: Value =
+            serde_json::from_str(body).map_err(|_| ModelError::MalformedStream {
+                detail: format!("the reply is not JSON: {}", preview(body)),
+            })?;
         if let Some(error) = message.pointer("/error/message").and_then(Value::as_str) {
             return Err(ModelError::StreamReportedError {
                 message: error.to_owned(),
@@ -664,7 +668,10 @@ mod tests {
         );
         assert_eq!(value["max_tokens"], DEFAULT_MAX_TOKENS);
         let messages = value["messages"].as_array().unwrap();
-        let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        let roles: Vec<&str> = messages
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
         assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
         assert_eq!(messages[1]["content"][0]["signature"], "sig");
         assert_eq!(messages[1]["content"][1]["type"], "tool_use");
@@ -679,12 +686,17 @@ mod tests {
     fn tool_results_and_a_following_note_share_one_user_message() {
         let mut messages = conversation(1);
         messages.push(ChatMessage::user("[Skill catalog update]"));
-        let body = client(CacheTtl::OneHour).encode(&request(messages)).unwrap();
+        let body = client(CacheTtl::OneHour)
+            .encode(&request(messages))
+            .unwrap();
         let value: Value = serde_json::from_slice(&body).unwrap();
         let last = &value["messages"][2]["content"];
         assert_eq!(last[0]["type"], "tool_result");
         assert_eq!(last[1]["type"], "text");
-        assert_eq!(last[1]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+        assert_eq!(
+            last[1]["cache_control"],
+            json!({"type": "ephemeral", "ttl": "1h"})
+        );
     }
 
     #[test]
@@ -718,27 +730,47 @@ mod tests {
         );
         let usage = completion.usage.unwrap();
         assert_eq!(
-            (usage.prompt_tokens, usage.cached_tokens, usage.cache_write_tokens, usage.completion_tokens),
+            (
+                usage.prompt_tokens,
+                usage.cached_tokens,
+                usage.cache_write_tokens,
+                usage.completion_tokens
+            ),
             (960, Some(900), Some(50), 42)
         );
         assert_eq!(usage.fresh_input_tokens(), 10);
         assert_eq!(updates[0], StreamUpdate::ReasoningDelta("let me".into()));
-        assert!(updates.contains(&StreamUpdate::ToolCallStarted { id: "tu1".into(), name: "skill_view".into() }));
+        assert!(updates.contains(&StreamUpdate::ToolCallStarted {
+            id: "tu1".into(),
+            name: "skill_view".into()
+        }));
     }
 
     #[test]
     fn error_events_and_bad_json_are_retryable_errors() {
-        let (result, _) = assemble(&[json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})]);
+        let (result, _) = assemble(&[
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ]);
         let err = result.unwrap_err();
-        assert!(err.is_retryable() && err.to_string().contains("Overloaded"), "{err}");
+        assert!(
+            err.is_retryable() && err.to_string().contains("Overloaded"),
+            "{err}"
+        );
         let mut assembler = AnthropicAssembler::default();
-        let err = assembler.accept("{\"type\": \"content_blo", &mut |_| {}).unwrap_err();
+        let err = assembler
+            .accept("{\"type\": \"content_blo", &mut |_| {})
+            .unwrap_err();
         assert!(matches!(err, ModelError::MalformedChunk { .. }), "{err}");
     }
 
     #[test]
     fn stop_reasons_map_to_the_loop_vocabulary() {
-        for (anthropic, ours) in [("end_turn", "stop"), ("tool_use", "tool_calls"), ("max_tokens", "length"), ("pause_turn", "pause_turn")] {
+        for (anthropic, ours) in [
+            ("end_turn", "stop"),
+            ("tool_use", "tool_calls"),
+            ("max_tokens", "length"),
+            ("pause_turn", "pause_turn"),
+        ] {
             assert_eq!(finish_reason(anthropic), ours);
         }
     }

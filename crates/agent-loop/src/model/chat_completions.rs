@@ -126,9 +126,7 @@ impl ChatCompletionsClient {
                 include_usage: true,
             },
             max_tokens: self.max_output_tokens,
-            prompt_cache_key: self
-                .prompt_cache_key
-                .then_some(request.session_id.as_str()),
+            prompt_cache_key: self.prompt_cache_key.then_some(request.session_id.as_str()),
         };
         Ok(serde_json::to_vec(&wire)?)
     }
@@ -187,7 +185,8 @@ mod tests {
         let empty: super::super::FrozenTools =
             std::sync::Arc::from(serde_json::value::to_raw_value(&json!([])).unwrap());
         for tools in [None, Some(empty)] {
-            let value: Value = serde_json::from_slice(&client().encode(&request(tools)).unwrap()).unwrap();
+            let value: Value =
+                serde_json::from_slice(&client().encode(&request(tools)).unwrap()).unwrap();
             assert!(value.get("tools").is_none(), "{value}");
         }
     }
@@ -218,14 +217,18 @@ mod tests {
         let mut settings = ClientSettings::new("http://127.0.0.1:1/v1");
         let plain = ChatCompletionsClient::new(settings.clone()).unwrap();
         let mut req = request(None);
-        req.messages.push(
-            ChatMessage::assistant("a", vec![]).with_reasoning(vec![super::super::ReasoningItem {
-                wire: knack_config::Wire::Anthropic,
-                item: json!({"type": "thinking"}),
-            }]),
-        );
+        req.messages
+            .push(ChatMessage::assistant("a", vec![]).with_reasoning(vec![
+                super::super::ReasoningItem {
+                    wire: knack_config::Wire::Anthropic,
+                    item: json!({"type": "thinking"}),
+                },
+            ]));
         let body = String::from_utf8(plain.encode(&req).unwrap()).unwrap();
-        assert!(!body.contains("thinking") && !body.contains("prompt_cache_key"), "{body}");
+        assert!(
+            !body.contains("thinking") && !body.contains("prompt_cache_key"),
+            "{body}"
+        );
         settings.prompt_cache_key = true;
         settings.max_output_tokens = Some(64);
         let keyed = ChatCompletionsClient::new(settings).unwrap();

@@ -159,7 +159,11 @@ impl StreamAssembler for ReplyAssembler {
     }
 
     /// Takes a whole non-streamed JSON reply (servers that ignore `stream: true`).
-    fn accept_whole(&mut self, body: &str, sink: &mut (dyn FnMut(StreamUpdate) + Send)) -> Result<()> {
+    fn accept_whole(
+        &mut self,
+        body: &str,
+        sink: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<()> {
         if serde_json::from_str::<serde::de::IgnoredAny>(body).is_err() {
             return Err(ModelError::MalformedStream {
                 detail: format!("the reply is not JSON: {}", preview(body)),

@@ -21,8 +21,8 @@ pub use responses::ResponsesClient;
 pub use retry::RetryPolicy;
 pub use transport::{ClientSettings, ModelTimeouts};
 pub use types::{
-    ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, ReasoningItem,
-    RequestPurpose, Role, ToolCall, Usage, freeze_tools,
+    ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, ReasoningItem, RequestPurpose,
+    Role, ToolCall, Usage, freeze_tools,
 };
 
 use transport::StreamAssembler;

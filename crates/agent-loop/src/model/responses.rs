@@ -70,9 +70,7 @@ impl ResponsesClient {
     /// it is byte-identical in every request of a session.
     pub(crate) fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>> {
         let (instructions, rest) = match request.messages.split_first() {
-            Some((first, rest)) if first.role == Role::System => {
-                (first.content.as_deref(), rest)
-            }
+            Some((first, rest)) if first.role == Role::System => (first.content.as_deref(), rest),
             _ => (None, request.messages.as_slice()),
         };
         let tools = match request.tools.as_deref() {
@@ -240,7 +238,12 @@ impl ResponsesAssembler {
         self.calls.push(call);
     }
 
-    fn item_done(&mut self, item: &Value, whole: bool, sink: &mut (dyn FnMut(StreamUpdate) + Send)) {
+    fn item_done(
+        &mut self,
+        item: &Value,
+        whole: bool,
+        sink: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) {
         match item.get("type").and_then(Value::as_str).unwrap_or("") {
             "function_call" => self.upsert_call(item, sink),
             // Only an item that carries its encrypted content can be sent
@@ -252,7 +255,12 @@ impl ResponsesAssembler {
                 });
             }
             "message" if whole => {
-                for part in item.get("content").and_then(Value::as_array).into_iter().flatten() {
+                for part in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(text) = part.get("text").and_then(Value::as_str) {
                         self.text(text, sink);
                     }
@@ -331,7 +339,8 @@ impl StreamAssembler for ResponsesAssembler {
                 }
             }
             "response.function_call_arguments.done" => {
-                let (item_id, arguments) = (text("item_id").to_owned(), text("arguments").to_owned());
+                let (item_id, arguments) =
+                    (text("item_id").to_owned(), text("arguments").to_owned());
                 if let Some(call) = self.call_mut(&item_id) {
                     call.arguments = arguments;
                 }
@@ -355,16 +364,26 @@ impl StreamAssembler for ResponsesAssembler {
         Ok(())
     }
 
-    fn accept_whole(&mut self, body: &str, sink: &mut (dyn FnMut(StreamUpdate) + Send)) -> Result<()> {
-        let response: Value = serde_json::from_str(body).map_err(|_| ModelError::MalformedStream {
-            detail: format!("the reply is not JSON: {}", preview(body)),
-        })?;
+    fn accept_whole(
+        &mut self,
+        body: &str,
+        sink: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<()> {
+        let response: Value =
+            serde_json::from_str(body).map_err(|_| ModelError::MalformedStream {
+                detail: format!("the reply is not JSON: {}", preview(body)),
+            })?;
         if response.get("error").is_some_and(|e| !e.is_null()) {
             return Err(ModelError::StreamReportedError {
                 message: error_message(&response, body),
             });
         }
-        for item in response.get("output").and_then(Value::as_array).into_iter().flatten() {
+        for item in response
+            .get("output")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             self.item_done(item, true, sink);
         }
         self.completed(&response);
@@ -444,12 +463,17 @@ mod tests {
             messages: vec![
                 ChatMessage::system("frozen"),
                 ChatMessage::user("task"),
-                ChatMessage::assistant("Checking.", vec![ToolCall::function("c1", "skills_list", "{}")])
-                    .with_reasoning(vec![reasoning, foreign]),
+                ChatMessage::assistant(
+                    "Checking.",
+                    vec![ToolCall::function("c1", "skills_list", "{}")],
+                )
+                .with_reasoning(vec![reasoning, foreign]),
                 ChatMessage::tool_result("c1", "{\"success\":true}"),
             ],
-            tools: freeze_tools(&[json!({"type": "function", "function": {"name": "skills_list",
-                "description": "d", "parameters": {"type": "object"}}})])
+            tools: freeze_tools(&[
+                json!({"type": "function", "function": {"name": "skills_list",
+                "description": "d", "parameters": {"type": "object"}}}),
+            ])
             .unwrap(),
             purpose: RequestPurpose::Turn,
             session_id: "sess-1".into(),
@@ -469,9 +493,24 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .map(|item| item["type"].as_str().or(item["role"].as_str()).unwrap().to_owned())
+            .map(|item| {
+                item["type"]
+                    .as_str()
+                    .or(item["role"].as_str())
+                    .unwrap()
+                    .to_owned()
+            })
             .collect();
-        assert_eq!(kinds, ["user", "reasoning", "message", "function_call", "function_call_output"]);
+        assert_eq!(
+            kinds,
+            [
+                "user",
+                "reasoning",
+                "message",
+                "function_call",
+                "function_call_output"
+            ]
+        );
         assert_eq!(value["input"][4]["call_id"], "c1");
         let plain: Value = serde_json::from_slice(&client(None).encode(&request).unwrap()).unwrap();
         assert!(plain.get("include").is_none() && plain.get("reasoning").is_none());
@@ -496,13 +535,22 @@ mod tests {
         assert_eq!(completion.content, "Hi there");
         assert_eq!(
             completion.tool_calls,
-            vec![ToolCall::function("call_1", "skill_view", r#"{"name":"x"}"#)]
+            vec![ToolCall::function(
+                "call_1",
+                "skill_view",
+                r#"{"name":"x"}"#
+            )]
         );
         assert_eq!(completion.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(completion.reasoning[0].item["encrypted_content"], "ENC");
         let usage = completion.usage.unwrap();
         assert_eq!(
-            (usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, usage.reasoning_tokens),
+            (
+                usage.prompt_tokens,
+                usage.cached_tokens,
+                usage.completion_tokens,
+                usage.reasoning_tokens
+            ),
             (100, Some(80), 20, Some(12))
         );
         assert_eq!(updates[0], StreamUpdate::ReasoningDelta("thinking".into()));
@@ -510,8 +558,15 @@ mod tests {
 
     #[test]
     fn failures_and_bad_json_are_errors() {
-        let (result, _) = assemble(&[json!({"type": "response.failed", "response": {"error": {"message": "server had an error"}}})]);
-        assert!(result.unwrap_err().to_string().contains("server had an error"));
+        let (result, _) = assemble(&[
+            json!({"type": "response.failed", "response": {"error": {"message": "server had an error"}}}),
+        ]);
+        assert!(
+            result
+                .unwrap_err()
+                .to_string()
+                .contains("server had an error")
+        );
         let mut assembler = ResponsesAssembler::default();
         let err = assembler.accept("{\"type\":", &mut |_| {}).unwrap_err();
         assert!(matches!(err, ModelError::MalformedChunk { .. }) && err.is_retryable());
@@ -528,6 +583,12 @@ mod tests {
             )
             .unwrap();
         let completion = assembler.finish().unwrap();
-        assert_eq!((completion.content.as_str(), completion.finish_reason.as_deref()), ("done", Some("stop")));
+        assert_eq!(
+            (
+                completion.content.as_str(),
+                completion.finish_reason.as_deref()
+            ),
+            ("done", Some("stop"))
+        );
     }
 }

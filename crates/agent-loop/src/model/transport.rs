@@ -115,8 +115,11 @@ pub(crate) trait StreamAssembler: Default + Send {
     fn accept(&mut self, data: &str, sink: &mut (dyn FnMut(StreamUpdate) + Send)) -> Result<()>;
 
     /// Takes a whole non-streamed JSON reply (servers that ignore `stream: true`).
-    fn accept_whole(&mut self, body: &str, sink: &mut (dyn FnMut(StreamUpdate) + Send))
-    -> Result<()>;
+    fn accept_whole(
+        &mut self,
+        body: &str,
+        sink: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<()>;
 
     /// True once the wire's end marker arrived; nothing more will follow.
     fn saw_done(&self) -> bool;
@@ -492,6 +495,9 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = transport.headers.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["anthropic-version", "x-api-key", "x-extra"]);
-        assert_eq!(transport.endpoint().as_str(), "http://127.0.0.1:1/v1/messages");
+        assert_eq!(
+            transport.endpoint().as_str(),
+            "http://127.0.0.1:1/v1/messages"
+        );
     }
 }

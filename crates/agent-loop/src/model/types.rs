@@ -132,6 +132,8 @@ pub struct FunctionCall {
 pub enum RequestPurpose {
     Turn,
     Review,
+    /// Summarising the history to fit the context window.
+    Compact,
 }
 
 impl RequestPurpose {
@@ -139,6 +141,7 @@ impl RequestPurpose {
         match self {
             Self::Turn => "turn",
             Self::Review => "review",
+            Self::Compact => "compact",
         }
     }
 }
@@ -301,7 +304,12 @@ mod tests {
         };
         let message = ChatMessage::assistant("a", vec![]).with_reasoning(vec![item.clone()]);
         assert_eq!(message.reasoning, Some(vec![item]));
-        assert_eq!(ChatMessage::assistant("a", vec![]).with_reasoning(vec![]).reasoning, None);
+        assert_eq!(
+            ChatMessage::assistant("a", vec![])
+                .with_reasoning(vec![])
+                .reasoning,
+            None
+        );
     }
 
     #[test]

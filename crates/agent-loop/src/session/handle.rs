@@ -90,6 +90,18 @@ async fn work_loop(
                     });
                 }
             }
+            Op::Compact => match session.compact().await {
+                Ok(crate::compaction::CompactionOutcome::Compacted { .. }) => {}
+                Ok(crate::compaction::CompactionOutcome::NothingToDo) => {
+                    events.send(Event::Error {
+                        message: "nothing to compact yet: the conversation is one turn or less"
+                            .to_owned(),
+                    });
+                }
+                Err(e) => events.send(Event::Error {
+                    message: e.to_string(),
+                }),
+            },
             Op::Shutdown => break,
             Op::Interrupt | Op::Approval { .. } => {}
         }

@@ -3,8 +3,10 @@
 //! self-improvement review, and persistence of every message as it happens.
 
 mod approver;
+mod compact;
 mod events;
 mod handle;
+mod mcp;
 mod review;
 mod turn;
 
@@ -27,6 +29,7 @@ use crate::{Error, Result};
 pub use approver::ChannelApprover;
 pub use events::EventSink;
 pub use handle::{SessionHandle, spawn_session};
+pub use mcp::start_mcp_servers;
 pub use turn::TurnOutcome;
 
 /// Everything needed to start or resume a session.
@@ -46,6 +49,13 @@ pub struct SessionOptions {
     /// Run the self-improvement review at the end of qualifying turns.
     pub review: bool,
     pub approver: Arc<dyn Approver>,
+    /// The session's MCP servers, already started (`Session::launch` starts
+    /// them from `config.mcp_servers`); their tools join the frozen list.
+    pub mcp: Option<Arc<mcp_client::McpHub>>,
+    /// The model's context window in tokens (provider profile,
+    /// `KNACK_CONTEXT_WINDOW`, `model.context_window`); `None` falls back to
+    /// the model family's usual window.
+    pub context_window: Option<u64>,
 }
 
 impl SessionOptions {
@@ -61,6 +71,7 @@ impl SessionOptions {
     ) -> Self {
         let system_message = config.agent.system_message.clone();
         let max_iterations = config.agent.max_iterations;
+        let context_window = config.model.context_window;
         Self {
             home,
             config,
@@ -73,6 +84,8 @@ impl SessionOptions {
             max_iterations,
             review: true,
             approver: Arc::new(crate::tools::AutoDeny),
+            mcp: None,
+            context_window,
         }
     }
 }
@@ -101,6 +114,15 @@ pub struct Session {
     pub(crate) review_threshold: u32,
     pub(crate) preprocess: PreprocessOptions,
     pub(crate) events: EventSink,
+    /// The window and when to compact.
+    pub(crate) budget: crate::compaction::ContextBudget,
+    /// The provider's token count of the last request, with its message count.
+    pub(crate) last_count: Option<crate::compaction::ProviderCount>,
+    /// `history[..head_len]` is a compaction's head (summary and carried
+    /// skills), not stored as messages; `history[head_len + k]` is the stored
+    /// message `first_seq + k`.
+    pub(crate) head_len: usize,
+    pub(crate) first_seq: i64,
 }
 
 impl Session {
@@ -112,74 +134,83 @@ impl Session {
     ) -> Result<Self> {
         let store = Arc::new(SessionStore::open(&options.home)?);
         let discovery = Arc::new(DiscoveryCache::new());
-        let registry = Arc::new(ToolRegistry::for_toolsets(&options.config.agent.toolsets));
+        let registry = Arc::new(mcp::session_registry(&options));
         let review_threshold = options.config.skills.review_after_tool_calls;
         let preprocess = PreprocessOptions::from_config(&options.config);
         // Built once: the secrets this session must never store or send.
         let redactor = Arc::new(Redactor::from_environment(&options.home, &options.config));
 
-        let (id, system_prompt, tools, history, stored_catalog) = match &options.resume {
-            Some(resume_id) => {
-                let stored = store.load_session(resume_id)?;
-                let tools = match &stored.meta.tools_json {
-                    Some(json) => Some(Arc::from(
-                        serde_json::value::RawValue::from_string(json.clone()).map_err(|e| {
-                            Error::Session(format!("stored tools of {resume_id} are not JSON: {e}"))
-                        })?,
-                    )),
-                    None => None,
-                };
-                let history = stored.chat_messages();
-                (
-                    stored.meta.id,
-                    stored.meta.system_prompt,
-                    tools,
-                    history,
-                    stored.meta.catalog,
-                )
-            }
-            None => {
-                let id = new_session_id();
-                let ctx_options = skill_core::DiscoveryOptions::resolve(
-                    &options.home,
-                    &options.config,
-                    &options.cwd,
-                );
-                let skills = discovery.get(&ctx_options);
-                let toolsets = options.config.agent.toolsets.clone();
-                let inputs = PromptInputs {
-                    home: options.home.clone(),
-                    config: options.config.clone(),
-                    cwd: options.cwd.clone(),
-                    session: SessionFacts {
-                        session_id: id.clone(),
-                        started: prompt_builder::utc_date(std::time::SystemTime::now()),
-                        model: options.model.clone(),
-                    },
-                    platform: options.platform,
-                    tools: registry.names().iter().map(|s| s.to_string()).collect(),
-                    toolsets,
-                    system_message: options.system_message.clone(),
-                };
-                let (prompt, warnings) = prompt_builder::build_system_prompt(&inputs, &skills);
-                for warning in warnings {
-                    tracing::warn!(%warning, "system prompt");
+        let (id, system_prompt, tools, history, stored_catalog, head_len, first_seq) =
+            match &options.resume {
+                Some(resume_id) => {
+                    let stored = store.load_session(resume_id)?;
+                    let tools = match &stored.meta.tools_json {
+                        Some(json) => Some(Arc::from(
+                            serde_json::value::RawValue::from_string(json.clone()).map_err(
+                                |e| {
+                                    Error::Session(format!(
+                                        "stored tools of {resume_id} are not JSON: {e}"
+                                    ))
+                                },
+                            )?,
+                        )),
+                        None => None,
+                    };
+                    let history = stored.chat_messages();
+                    let (head, first_seq) = stored.resume_point();
+                    let head_len = head.len();
+                    (
+                        stored.meta.id,
+                        stored.meta.system_prompt,
+                        tools,
+                        history,
+                        stored.meta.catalog,
+                        head_len,
+                        first_seq,
+                    )
                 }
-                let tools = freeze_tools(registry.specs())?;
-                // The memory provider's output, memory files and context files
-                // are all in the prompt; a secret among them is stored and sent.
-                let prompt_text = redactor.redact(&prompt.text()).into_owned();
-                store.create_session(&NewSession {
-                    id: Some(id.clone()),
-                    model: options.model.clone(),
-                    system_prompt: prompt_text.clone(),
-                    tools_json: tools.as_ref().map(|t| t.get().to_owned()),
-                    platform: options.platform.as_str().to_owned(),
-                    cwd: options.cwd.to_string_lossy().into_owned(),
-                })?;
-                (id, prompt_text, tools, Vec::new(), None)
-            }
-        };
+                None => {
+                    let id = new_session_id();
+                    let ctx_options = skill_core::DiscoveryOptions::resolve(
+                        &options.home,
+                        &options.config,
+                        &options.cwd,
+                    );
+                    let skills = discovery.get(&ctx_options);
+                    let toolsets = options.config.agent.toolsets.clone();
+                    let inputs = PromptInputs {
+                        home: options.home.clone(),
+                        config: options.config.clone(),
+                        cwd: options.cwd.clone(),
+                        session: SessionFacts {
+                            session_id: id.clone(),
+                            started: prompt_builder::utc_date(std::time::SystemTime::now()),
+                            model: options.model.clone(),
+                        },
+                        platform: options.platform,
+                        tools: registry.names().iter().map(|s| s.to_string()).collect(),
+                        toolsets,
+                        system_message: options.system_message.clone(),
+                    };
+                    let (prompt, warnings) = prompt_builder::build_system_prompt(&inputs, &skills);
+                    for warning in warnings {
+                        tracing::warn!(%warning, "system prompt");
+                    }
+                    let tools = freeze_tools(registry.specs())?;
+                    // The memory provider's output, memory files and context files
+                    // are all in the prompt; a secret among them is stored and sent.
+                    let prompt_text = redactor.redact(&prompt.text()).into_owned();
+                    store.create_session(&NewSession {
+                        id: Some(id.clone()),
+                        model: options.model.clone(),
+                        system_prompt: prompt_text.clone(),
+                        tools_json: tools.as_ref().map(|t| t.get().to_owned()),
+                        platform: options.platform.as_str().to_owned(),
+                        cwd: options.cwd.to_string_lossy().into_owned(),
+                    })?;
+                    (id, prompt_text, tools, Vec::new(), None, 0, 0)
+                }
+            };
 
         let ctx = ToolContext::new(
             options.home.clone(),
@@ -191,6 +222,11 @@ impl Session {
         .with_sessions(Arc::clone(&store))
         .with_discovery(Arc::clone(&discovery))
         .with_redactor(redactor);
+        let budget = compact::budget_for(
+            options.context_window,
+            &options.model,
+            options.config.context.compact_at,
+        );
         let mut session = Self {
             id,
             model: options.model,
@@ -209,6 +245,10 @@ impl Session {
             review_threshold,
             preprocess,
             events,
+            budget,
+            last_count: None,
+            head_len,
+            first_seq,
         };
         session.catalog_baseline = match stored_catalog {
             Some(ids) => ids.into_iter().collect(),

@@ -34,7 +34,9 @@ impl Session {
         {
             let _ = self.store.set_title(&self.id, &title);
         }
-        self.record(ChatMessage::user(user_message))?;
+        let user_message = ChatMessage::user(user_message);
+        self.check_window_holds_the_prefix(&user_message)?;
+        self.record(user_message)?;
 
         for iteration in 0..self.max_iterations {
             // Another process may have changed skills between turns; within a
@@ -43,11 +45,19 @@ impl Session {
             if iteration == 0 || changed_here {
                 self.append_catalog_note()?;
             }
-            let completion = tokio::select! {
+            if let Some(note) = self.mcp_tools_note() {
+                self.record(ChatMessage::user(note))?;
+            }
+            let result = tokio::select! {
                 biased;
-                _ = cancel.cancelled() => return Ok(self.interrupted()),
-                result = self.request(RequestPurpose::Turn, &[]) => result?,
+                _ = cancel.cancelled() => None,
+                result = self.turn_request() => Some(result),
             };
+            let Some(result) = result else {
+                return Ok(self.interrupted());
+            };
+            let (completion, sent) = result?;
+            self.note_usage(completion.usage.as_ref(), sent);
             self.record(completion.to_message())?;
             if completion.tool_calls.is_empty() {
                 self.events.send(Event::AssistantMessage {
@@ -85,6 +95,31 @@ impl Session {
             "the model was still calling tools after {} iterations (agent.max_iterations); the session is saved, resume it to continue",
             self.max_iterations
         )))
+    }
+
+    /// One request of the turn, compacted first when it would not fit; a
+    /// provider that still says it is too long gets one compaction and one
+    /// retry. Returns the completion and how many messages were sent.
+    async fn turn_request(&mut self) -> Result<(Completion, usize)> {
+        self.compact_if_needed().await?;
+        let sent = self.request_len();
+        match self.request(RequestPurpose::Turn, &[]).await {
+            Err(e) if crate::compaction::is_context_overflow(&e.to_string()) => {
+                match self.compact().await? {
+                    crate::compaction::CompactionOutcome::Compacted { .. } => {
+                        let sent = self.request_len();
+                        Ok((self.request(RequestPurpose::Turn, &[]).await?, sent))
+                    }
+                    crate::compaction::CompactionOutcome::NothingToDo => Err(e),
+                }
+            }
+            other => Ok((other?, sent)),
+        }
+    }
+
+    /// How many messages the next request carries (system, preload, history).
+    fn request_len(&self) -> usize {
+        1 + usize::from(self.preload_message.is_some()) + self.history.len()
     }
 
     fn interrupted(&self) -> TurnOutcome {

@@ -277,6 +277,48 @@ fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
     }
 }
 
+/// What an MCP server says about one of its tools, and the server's `approval` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpToolHints {
+    pub read_only: bool,
+    pub destructive: Option<bool>,
+    pub approval: knack_config::McpApproval,
+}
+
+/// The gate for a call to the MCP tool `name` (`mcp__server__tool`): a tool
+/// marked read-only runs; one marked non-destructive runs under `on-request`;
+/// anything else asks (or is refused under `never`). The server's `approval`
+/// overrides the annotations, which are the server's claims, not facts.
+pub fn mcp_tool_gate(ctx: &ToolContext, name: &str, hints: McpToolHints) -> Gate {
+    use knack_config::McpApproval;
+    let policy = ctx.config.agent.approval;
+    // "Always" is remembered per tool: approving one tool says nothing of the others.
+    let key = format!("mcp:{name}");
+    match hints.approval {
+        McpApproval::Never => Gate::Run,
+        McpApproval::Always => Gate::ask(
+            policy,
+            &key,
+            format!("{name} belongs to an MCP server whose approval is `always`"),
+        ),
+        McpApproval::Auto if hints.read_only => Gate::Run,
+        McpApproval::Auto
+            if hints.destructive == Some(false) && policy != ApprovalPolicy::Untrusted =>
+        {
+            Gate::Run
+        }
+        McpApproval::Auto => Gate::ask(
+            policy,
+            &key,
+            if hints.destructive == Some(true) {
+                format!("the MCP tool {name} says it may change or delete things")
+            } else {
+                format!("the MCP tool {name} does not say it only reads")
+            },
+        ),
+    }
+}
+
 /// A note for a failed sandboxed command whose output shows the kernel said
 /// no: what was denied and how the user can allow it.
 pub fn denial_hint(ctx: &ToolContext, output: &str) -> Option<String> {
@@ -309,7 +351,6 @@ pub fn denial_hint(ctx: &ToolContext, output: &str) -> Option<String> {
         agent.sandbox.name()
     ))
 }
-
 
 #[cfg(test)]
 mod tests {

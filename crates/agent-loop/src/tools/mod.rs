@@ -10,6 +10,7 @@ mod approval;
 pub mod boundary;
 mod context;
 mod files;
+mod mcp;
 mod memory;
 mod registry;
 mod schema;
@@ -25,6 +26,7 @@ use serde_json::{Map, Value};
 pub use approval::{ApprovalDecision, ApprovalFuture, Approver, AutoApprove, AutoDeny};
 pub(crate) use context::lock;
 pub use context::{CatalogChanges, CatalogDelta, SkillWriteMode, ToolContext};
+pub use mcp::{McpTool, mcp_tools};
 pub use memory::{MEMORY_ENTRY_DELIMITER, MemoryTarget};
 pub use registry::{REVIEW_TOOLS, TOOLSETS, ToolRegistry, ToolRegistryBuilder, ToolReply};
 pub use schema::parameters_schema;
@@ -82,9 +84,12 @@ pub enum Toolset {
     File,
     Memory,
     SessionSearch,
+    /// Tools of the configured MCP servers (`mcp_servers`), not switched by `agent.toolsets`.
+    Mcp,
 }
 
 impl Toolset {
+    /// The built-in toolsets (`agent.toolsets`); MCP tools come from config.yaml's servers.
     pub const ALL: [Toolset; 5] = [
         Toolset::Skills,
         Toolset::Terminal,
@@ -100,6 +105,7 @@ impl Toolset {
             Toolset::File => "file",
             Toolset::Memory => "memory",
             Toolset::SessionSearch => "session_search",
+            Toolset::Mcp => "mcp",
         }
     }
 
@@ -112,10 +118,11 @@ impl Toolset {
 
 /// One callable tool.
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
+    /// Built-in tools name themselves with a literal; MCP tools' names are made at session start.
+    fn name(&self) -> &str;
     fn toolset(&self) -> Toolset;
     /// What the model reads to decide when to call the tool.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// The JSON schema of the arguments object.
     fn parameters(&self) -> Value;
     /// Whether the tool changes anything outside the conversation; mutating

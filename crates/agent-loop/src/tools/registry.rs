@@ -50,6 +50,7 @@ impl ToolReply {
 #[derive(Default)]
 pub struct ToolRegistryBuilder {
     tools: Vec<Arc<dyn Tool>>,
+    mcp: Option<Arc<mcp_client::McpHub>>,
 }
 
 impl ToolRegistryBuilder {
@@ -81,6 +82,25 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Adds the tools of the session's MCP servers after the built-in ones.
+    /// A name that is too long or already taken is left out, with a warning
+    /// in the log: the model never sees two tools with one name.
+    pub fn mcp(mut self, hub: &Arc<mcp_client::McpHub>) -> Self {
+        let taken: Vec<String> = self.tools.iter().map(|t| t.name().to_owned()).collect();
+        let (tools, refused) = super::mcp_tools(hub, &taken);
+        for reason in refused {
+            tracing::warn!("{reason}");
+        }
+        self.tools.extend(tools);
+        self.mcp = Some(Arc::clone(hub));
+        self
+    }
+
+    /// The names taken so far.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
     pub fn build(self) -> ToolRegistry {
         let specs = self
             .tools
@@ -100,12 +120,13 @@ impl ToolRegistryBuilder {
             .tools
             .iter()
             .enumerate()
-            .map(|(i, tool)| (tool.name(), i))
+            .map(|(i, tool)| (tool.name().to_owned(), i))
             .collect();
         ToolRegistry {
             tools: self.tools,
             index,
             specs,
+            mcp: self.mcp,
         }
     }
 }
@@ -133,8 +154,10 @@ fn builtin_tools(toolset: &str) -> Vec<Arc<dyn Tool>> {
 /// The session's tools: fixed order, fixed spec bytes.
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
-    index: HashMap<&'static str, usize>,
+    index: HashMap<String, usize>,
     specs: Vec<Value>,
+    /// The MCP servers behind the `mcp__*` tools, kept alive with the registry.
+    mcp: Option<Arc<mcp_client::McpHub>>,
 }
 
 impl ToolRegistry {
@@ -147,8 +170,13 @@ impl ToolRegistry {
         ToolRegistryBuilder::new().builtin_toolsets(enabled).build()
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// The MCP servers whose tools this registry holds, if any were added.
+    pub fn mcp(&self) -> Option<&Arc<mcp_client::McpHub>> {
+        self.mcp.as_ref()
     }
 
     pub fn tools(&self) -> impl Iterator<Item = &dyn Tool> {
@@ -215,7 +243,14 @@ impl ToolRegistry {
         ctx: &ToolContext,
     ) -> Result<ToolReply> {
         match self.run(name, args, ctx).await {
-            Ok(reply) => Ok(redacted(reply, ctx)),
+            Ok(reply) => {
+                let mut reply = redacted(reply, ctx);
+                crate::compaction::cap_tool_result(
+                    &mut reply.value,
+                    ctx.config.tools.max_output_chars.max(1_000),
+                );
+                Ok(reply)
+            }
             Err(Error::ToolFatal { tool, message }) => Err(Error::ToolFatal {
                 tool,
                 message: ctx.redactor.redact(&message).into_owned(),

@@ -53,7 +53,11 @@ async fn anthropic_sends_its_headers_and_reads_thinking_tools_and_cache_usage() 
     assert_eq!(completion.finish_reason.as_deref(), Some("tool_calls"));
     let usage = completion.usage.unwrap();
     assert_eq!(
-        (usage.prompt_tokens, usage.cached_tokens, usage.cache_write_tokens),
+        (
+            usage.prompt_tokens,
+            usage.cached_tokens,
+            usage.cache_write_tokens
+        ),
         (1000, Some(900), Some(80))
     );
     let reasoning: String = updates
@@ -67,9 +71,10 @@ async fn anthropic_sends_its_headers_and_reads_thinking_tools_and_cache_usage() 
 
     request.messages.push(completion.to_message());
     for call in &completion.tool_calls {
-        request
-            .messages
-            .push(ChatMessage::tool_result(call.id.clone(), "{\"success\":true}"));
+        request.messages.push(ChatMessage::tool_result(
+            call.id.clone(),
+            "{\"success\":true}",
+        ));
     }
     let (result, _) = run(client.as_ref(), &request).await;
     assert_eq!(result.unwrap().content, "Two lists.");
@@ -99,7 +104,11 @@ async fn anthropic_sends_its_headers_and_reads_thinking_tools_and_cache_usage() 
 #[tokio::test]
 async fn anthropic_overload_and_rate_limits_wait_as_told_then_succeed() {
     let server = MockModelServer::start().await.unwrap();
-    server.enqueue(ScriptedReply::status(529).retry_after(0).with_error_message("Overloaded"));
+    server.enqueue(
+        ScriptedReply::status(529)
+            .retry_after(0)
+            .with_error_message("Overloaded"),
+    );
     server.enqueue(ScriptedReply::status(429).retry_after(0));
     server.enqueue(ScriptedReply::text("made it"));
     let client = wire_client(&server, Wire::Anthropic, 3);
@@ -178,7 +187,10 @@ async fn responses_is_stateless_keyed_by_session_and_replays_reasoning() {
     let usage = completion.usage.unwrap();
     assert_eq!((usage.prompt_tokens, usage.cached_tokens), (500, Some(384)));
     let expected = (116.0 * 2.0 + 384.0 * 0.5 + 20.0 * 8.0) / 1e6;
-    assert!((usage.cost_usd.unwrap() - expected).abs() < 1e-12, "{usage:?}");
+    assert!(
+        (usage.cost_usd.unwrap() - expected).abs() < 1e-12,
+        "{usage:?}"
+    );
 
     request.messages.push(completion.to_message());
     request

@@ -26,7 +26,7 @@ fn an_empty_database_is_migrated_and_reopening_is_harmless() {
     let dir = tempfile::tempdir().unwrap();
     let home = KnackHome::at(dir.path().join("home"));
     let store = SessionStore::open(&home).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     assert!(home.state_db().exists());
     let id = store.create_session(&new_session("m")).unwrap();
     assert_eq!(store.load_session(&id).unwrap().meta.catalog, None);

@@ -52,7 +52,11 @@ fn writes_outside_the_workspace_fail_with_eacces_and_inside_succeed() {
         "precious"
     );
     assert!(!dir.path().join("victim/new.txt").exists());
-    assert!(stderr(&out).contains("Permission denied"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "{}",
+        stderr(&out)
+    );
 
     // The raw errno, from a tool that reports it: EACCES (13).
     let out = sh(
@@ -75,8 +79,16 @@ fn an_empty_policy_makes_everything_read_only() {
     assert!(!out.status.success());
     assert!(!dir.path().join("x").exists());
     // Reading still works, and so does /dev/null.
-    let out = sh("cat /etc/passwd >/dev/null && echo read", &SandboxPolicy::default());
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "read", "{}", stderr(&out));
+    let out = sh(
+        "cat /etc/passwd >/dev/null && echo read",
+        &SandboxPolicy::default(),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "read",
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -131,7 +143,11 @@ fn hidden_files_read_empty_where_a_mount_namespace_is_available() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(out.stdout, b"");
     // The host still sees the file as it was.
-    assert!(std::fs::read_to_string(&secret).unwrap().contains("sk-very"));
+    assert!(
+        std::fs::read_to_string(&secret)
+            .unwrap()
+            .contains("sk-very")
+    );
 }
 
 #[test]
@@ -172,7 +188,10 @@ fn signals_cannot_reach_processes_outside_the_sandbox() {
         &SandboxPolicy::default(),
     );
     assert!(!out.status.success(), "the kill went through");
-    assert!(outside.try_wait().unwrap().is_none(), "the outside process died");
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "the outside process died"
+    );
     outside.kill().unwrap();
     outside.wait().unwrap();
 }

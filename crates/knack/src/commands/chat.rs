@@ -30,10 +30,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
 }
 
 async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
-    let model = crate::commands::model::ModelFlags {
-        provider: args.provider,
-        model: args.model,
-    };
+    let model = args.model;
     let mut options = ChatOptions {
         resume: args.resume,
         preload: args.skills,

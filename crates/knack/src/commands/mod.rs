@@ -5,6 +5,7 @@ mod config;
 mod doctor;
 mod history;
 mod hub;
+mod mcp;
 pub(crate) mod model;
 mod prompt;
 mod run;
@@ -30,6 +31,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Model(cmd)) => model::run(cmd),
+        Some(Command::Mcp(cmd)) => mcp::run(cmd),
         None if chat::is_interactive() => chat::run(crate::cli::ChatArgs::default()),
         None => Err(exit::usage(
             "no command given; try `knack skills list` or `knack --help`",

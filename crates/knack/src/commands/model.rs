@@ -12,17 +12,17 @@ use crate::context::Context;
 use crate::exit;
 use crate::output::print_json;
 
-/// What the command line asked for (`--provider`, `--model`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ModelFlags {
-    pub provider: Option<String>,
-    pub model: Option<String>,
-}
+/// `--provider` and `--model`, as the commands that talk to a model take them.
+pub type ModelFlags = crate::cli::ModelArgs;
 
 /// Everything a session needs to reach its model.
 pub struct ModelChoice {
     pub model: String,
     pub client: Arc<dyn ModelClient>,
+    /// The model's context window: `KNACK_CONTEXT_WINDOW`, else the provider
+    /// profile's, else `model.context_window`; `None` lets the session use
+    /// the model family's usual window.
+    pub context_window: Option<u64>,
 }
 
 /// The decisions before any client exists; `model list` and `prompt show`
@@ -32,6 +32,7 @@ pub struct Resolution {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub settings: ClientSettings,
+    pub context_window: Option<u64>,
 }
 
 /// Resolves the model and builds its client, or fails with exit code 3
@@ -47,11 +48,16 @@ pub fn resolve(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<ModelChoice>
         };
         return Err(config_error(format!("no model name configured: {hint}")));
     };
+    let context_window = resolution.context_window;
     let client = build_client(resolution.settings).map_err(|e| match e {
         agent_loop::ModelError::InvalidBaseUrl { .. } => config_error(e.to_string()),
         other => exit::failed(format!("cannot set up the HTTP client: {other}")),
     })?;
-    Ok(ModelChoice { model, client })
+    Ok(ModelChoice {
+        model,
+        client,
+        context_window,
+    })
 }
 
 /// The model name a session would send, by the same rules as [`resolve`];
@@ -74,10 +80,21 @@ pub fn resolve_settings(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<Res
     };
     settings.timeouts = ModelTimeouts::from_config(cfg);
     settings.retry = RetryPolicy::from_config(cfg);
+    let context_window = match env.lookup("KNACK_CONTEXT_WINDOW") {
+        Some(text) => Some(text.trim().parse::<u64>().map_err(|_| {
+            config_error(format!(
+                "KNACK_CONTEXT_WINDOW is '{text}', not a whole number of tokens (e.g. 32768)"
+            ))
+        })?),
+        None => provider
+            .and_then(|(_, profile)| profile.context_window)
+            .or(cfg.context_window),
+    };
     Ok(Resolution {
         provider: provider.map(|(name, _)| name.to_owned()),
         model,
         settings,
+        context_window,
     })
 }
 

@@ -21,10 +21,7 @@ const INTERRUPTED: u8 = 130;
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let prompt = read_prompt(args.prompt.as_deref())?;
-    let flags = super::model::ModelFlags {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-    };
+    let flags = args.model.clone();
     let choice = super::model::resolve(&ctx, &flags)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -90,6 +87,7 @@ async fn run_async(
             .unwrap_or(ctx.config.agent.max_iterations),
         review: !args.no_review,
         approver,
+        context_window: choice.context_window,
         ..SessionOptions::new(
             ctx.home.clone(),
             ctx.config.clone(),
@@ -122,7 +120,7 @@ async fn drive(
     ctx: &Context,
 ) -> u8 {
     let review_timeout = std::time::Duration::from_secs(ctx.config.agent.review_timeout_secs);
-    let mut session = match Session::start(options, client, events.clone()) {
+    let mut session = match Session::launch(options, client, events.clone()).await {
         Ok(s) => s,
         Err(e) => {
             events.send(Event::Error {
@@ -211,6 +209,12 @@ impl Renderer {
                 self.note(&format!("session {session_id} · {model}"))
             }
             Event::SkillLoaded { name, .. } => self.note(&format!("skill loaded: {name}")),
+            Event::Compaction {
+                before_tokens,
+                after_tokens,
+            } => self.note(&format!(
+                "history compacted to fit the context window: about {before_tokens} → {after_tokens} tokens"
+            )),
             Event::ToolCallBegin {
                 name, arguments, ..
             } => {

@@ -14,6 +14,9 @@ const TOOL_RESULT_PREVIEW_CHARS: usize = 300;
 const SEARCH_LIMIT: usize = 20;
 
 pub fn run(cmd: SessionsCommand) -> anyhow::Result<u8> {
+    if let SessionsCommand::Compact { id, model } = cmd {
+        return compact(&id, &model);
+    }
     let home = knack_config::KnackHome::from_env()?;
     let store = SessionStore::open(&home)?;
     match cmd {
@@ -21,7 +24,52 @@ pub fn run(cmd: SessionsCommand) -> anyhow::Result<u8> {
         SessionsCommand::Show { id, json } => show(&store, &id, json),
         SessionsCommand::Search { query, json } => search(&store, &query, json),
         SessionsCommand::Delete { id } => delete(&store, &id),
+        SessionsCommand::Compact { .. } => Ok(exit::OK),
     }
+}
+
+/// Resumes the session, summarises its older history with its model (the
+/// same system prompt and tools, purpose `compact`), and stores the result:
+/// the next `--resume` starts from it.
+fn compact(id: &str, flags: &crate::cli::ModelArgs) -> anyhow::Result<u8> {
+    use agent_loop::compaction::CompactionOutcome;
+    use agent_loop::session::{EventSink, Session, SessionOptions};
+
+    let ctx = crate::context::Context::load()?;
+    let choice = super::model::resolve(&ctx, flags)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let (events, _rx) = EventSink::channel();
+        let options = SessionOptions {
+            resume: Some(id.to_owned()),
+            review: false,
+            context_window: choice.context_window,
+            ..SessionOptions::new(
+                ctx.home.clone(),
+                ctx.config.clone(),
+                ctx.cwd.clone(),
+                prompt_builder::Platform::Cli,
+                choice.model.clone(),
+            )
+        };
+        let mut session = Session::start(options, choice.client, events)
+            .map_err(|e| exit::failed(e.to_string()))?;
+        match session
+            .compact()
+            .await
+            .map_err(|e| exit::failed(e.to_string()))?
+        {
+            CompactionOutcome::Compacted { before, after } => {
+                println!("compacted {id}: about {before} → {after} tokens");
+            }
+            CompactionOutcome::NothingToDo => {
+                println!("{id} is too short to compact: nothing was changed");
+            }
+        }
+        Ok(exit::OK)
+    })
 }
 
 fn list(store: &SessionStore, json_out: bool) -> anyhow::Result<u8> {
@@ -77,6 +125,15 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
             if meta.cwd.is_empty() { "-" } else { &meta.cwd },
         ))
     );
+    for c in &session.compactions {
+        println!(
+            "{}",
+            dim(&format!(
+                "compacted {} · about {} → {} tokens · messages before #{} summarised",
+                c.created_at, c.before_tokens, c.after_tokens, c.first_kept_seq
+            ))
+        );
+    }
     for stored in &session.messages {
         let message = &stored.message;
         println!();

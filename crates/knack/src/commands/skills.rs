@@ -266,9 +266,12 @@ fn find_skill_mds(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if entry.file_name() == "SKILL.md" {
+        let name = entry.file_name();
+        if name == "SKILL.md" {
             out.push(path);
-        } else if path.is_dir() {
+        } else if path.is_dir() && !skill_core::is_skipped_dir(&name.to_string_lossy()) {
+            // Skip what discovery skips: `.history/` holds old copies of every
+            // written skill, which are neither skills nor the user's to fix.
             find_skill_mds(&path, depth + 1, out);
         }
     }

@@ -20,17 +20,44 @@ pub fn run(cmd: ToolCommand) -> anyhow::Result<u8> {
     }
 }
 
-/// Every built-in tool, whatever `agent.toolsets` enables: by hand, all are callable.
-fn registry() -> ToolRegistry {
+/// Every built-in tool, whatever `agent.toolsets` enables: by hand, all are
+/// callable; with `mcp`, the tools of the configured MCP servers after them.
+async fn registry(ctx: &Context, mcp: bool) -> ToolRegistry {
     let all: Vec<String> = agent_loop::tools::TOOLSETS
         .iter()
         .map(|(set, _)| (*set).to_owned())
         .collect();
-    ToolRegistry::for_toolsets(&all)
+    let builder = ToolRegistry::builder().builtin_toolsets(&all);
+    let hub = if mcp {
+        agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await
+    } else {
+        None
+    };
+    match hub {
+        Some(hub) => builder.mcp(&hub).build(),
+        None => builder.build(),
+    }
+}
+
+/// A runtime for the MCP servers; they are started and stopped inside it.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
 fn list(json_out: bool) -> anyhow::Result<u8> {
-    let registry = registry();
+    let ctx = Context::load()?;
+    runtime()?.block_on(async move {
+        let registry = registry(&ctx, true).await;
+        print_list(&registry, json_out);
+        Ok(exit::OK)
+    })
+}
+
+fn print_list(registry: &ToolRegistry, json_out: bool) {
     if json_out {
         let items: Vec<Value> = registry
             .tools()
@@ -45,7 +72,7 @@ fn list(json_out: bool) -> anyhow::Result<u8> {
             })
             .collect();
         print_json(&Value::Array(items));
-        return Ok(exit::OK);
+        return;
     }
     let rows: Vec<Vec<String>> = registry
         .tools()
@@ -58,12 +85,31 @@ fn list(json_out: bool) -> anyhow::Result<u8> {
         })
         .collect();
     print_table(&["TOOL", "TOOLSET", "DESCRIPTION"], &rows);
-    Ok(exit::OK)
 }
 
 fn call(args: ToolCallArgs) -> anyhow::Result<u8> {
-    let registry = registry();
+    let ctx = Context::load()?;
+    // Servers start only for an MCP tool: a built-in tool should not wait for them.
+    let mcp = args.name.starts_with("mcp__");
+    let runtime = runtime()?;
+    runtime.block_on(async move {
+        let registry = registry(&ctx, mcp).await;
+        call_with(ctx, &registry, args).await
+    })
+}
+
+async fn call_with(
+    ctx: Context,
+    registry: &ToolRegistry,
+    args: ToolCallArgs,
+) -> anyhow::Result<u8> {
     if registry.get(&args.name).is_none() {
+        if mcp_client_missing(&args.name, &ctx) {
+            return Err(exit::usage(format!(
+                "unknown tool '{}': no configured MCP server offers it (see `knack mcp list`)",
+                args.name
+            )));
+        }
         return Err(exit::usage(format!(
             "unknown tool '{}'; the tools are: {}",
             args.name,
@@ -81,7 +127,6 @@ fn call(args: ToolCallArgs) -> anyhow::Result<u8> {
             "the arguments must be a JSON object, e.g. '{\"name\": \"x\"}'",
         ));
     }
-    let ctx = Context::load()?;
     let yolo = ctx.config.agent.yolo;
     let session_id = format!("cli-tool-{}", std::process::id());
     // A person at the command line writes skills as the user; flagged terminal
@@ -93,15 +138,18 @@ fn call(args: ToolCallArgs) -> anyhow::Result<u8> {
         } else {
             Arc::new(AutoDeny)
         });
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let reply = runtime.block_on(registry.dispatch_value(&args.name, arguments, &tool_ctx))?;
+    let reply = registry
+        .dispatch_value(&args.name, arguments, &tool_ctx)
+        .await?;
     print_json(&reply.value);
     Ok(if reply.success() {
         exit::OK
     } else {
         exit::FAILED
     })
+}
+
+/// Whether `name` looks like an MCP tool name while config.yaml has servers.
+fn mcp_client_missing(name: &str, ctx: &Context) -> bool {
+    name.starts_with("mcp__") && !ctx.config.mcp_servers.is_empty()
 }

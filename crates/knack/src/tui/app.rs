@@ -522,6 +522,13 @@ impl App {
                     "review requested; it runs in the background",
                 );
             }
+            "compact" => {
+                self.send(Op::Compact);
+                self.note(
+                    NoteKind::Info,
+                    "compacting: the older history is being summarised",
+                );
+            }
             "quit" | "exit" => self.update(Action::Quit),
             _ if self.skills.iter().any(|s| s.name == name) => self.send_turn(line),
             // `/usr/bin/env is odd` is a message, not a command.
@@ -617,6 +624,15 @@ impl App {
                     format!("skill catalog changed: {}", parts.join("; ")),
                 );
             }
+            AgentEvent::Compaction {
+                before_tokens,
+                after_tokens,
+            } => self.note(
+                NoteKind::Subtle,
+                format!(
+                    "history compacted to fit the context window: about {before_tokens} → {after_tokens} tokens"
+                ),
+            ),
             AgentEvent::AssistantMessage { text } => self.transcript.finish_message(&text),
             AgentEvent::ApprovalRequest {
                 call_id,

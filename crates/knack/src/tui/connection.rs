@@ -54,6 +54,7 @@ pub async fn connect_agent(
         preload: options.preload.clone(),
         resume: options.resume.clone(),
         approver,
+        context_window: choice.context_window,
         ..SessionOptions::new(
             ctx.home.clone(),
             ctx.config.clone(),
@@ -62,7 +63,8 @@ pub async fn connect_agent(
             choice.model.clone(),
         )
     };
-    let session = Session::start(session_options, choice.client, events)
+    let session = Session::launch(session_options, choice.client, events)
+        .await
         .map_err(|e| crate::exit::failed(e.to_string()))?;
     let info = SessionInfo {
         session_id: session.id().to_owned(),
@@ -130,6 +132,12 @@ pub mod echo {
                         let _ = ev_tx.send(Event::ReviewStarted);
                         let _ = ev_tx.send(Event::ReviewFinished {
                             summary: "review: nothing worth saving".into(),
+                        });
+                    }
+                    Op::Compact => {
+                        let _ = ev_tx.send(Event::Compaction {
+                            before_tokens: 5000,
+                            after_tokens: 1200,
                         });
                     }
                     Op::Approval { .. } => {}

@@ -81,6 +81,12 @@ pub const BUILTINS: &[Builtin] = &[
         needs_arg: false,
     },
     Builtin {
+        name: "compact",
+        args: "",
+        description: "summarise the older history to free the context window",
+        needs_arg: false,
+    },
+    Builtin {
         name: "quit",
         args: "",
         description: "leave knack",

@@ -433,6 +433,20 @@ fn approval_keys_send_the_matching_decision() {
 }
 
 #[test]
+fn slash_compact_sends_compact_and_shows_the_result() {
+    let (mut app, mut rx) = app();
+    type_text(&mut app, "/compact");
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(drain(&mut rx), vec![Op::Compact]);
+    app.handle_agent_event(Event::Compaction {
+        before_tokens: 6000,
+        after_tokens: 1500,
+    });
+    let text = format!("{:?}", app.transcript().cells().collect::<Vec<_>>());
+    assert!(text.contains("6000 → 1500"), "{text}");
+}
+
+#[test]
 fn slash_review_sends_run_review() {
     let (mut app, mut rx) = app();
     type_text(&mut app, "/review");

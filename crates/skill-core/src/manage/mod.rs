@@ -500,19 +500,20 @@ fn scan_or_undo(ctx: &ManageContext, skill_dir: &Path, undo: Undo) -> Step<()> {
     }
     // Every file is scanned: a `.skillignore` inside the skill could have been
     // written through skill_manage to hide the next file (see `prescan`).
-    let refusal = match skill_guard::scan_skill_dir_with(skill_dir, &skill_guard::SkillIgnore::default()) {
-        Ok(report) => match blocked(
-            &report.findings,
-            report.verdict,
-            "the skill was restored to what it was",
-        ) {
-            None => return Ok(()),
-            Some(refusal) => refusal,
-        },
-        Err(e) => Refusal::new(format!(
-            "the guard could not scan the skill ({e}), so the write was undone"
-        )),
-    };
+    let refusal =
+        match skill_guard::scan_skill_dir_with(skill_dir, &skill_guard::SkillIgnore::default()) {
+            Ok(report) => match blocked(
+                &report.findings,
+                report.verdict,
+                "the skill was restored to what it was",
+            ) {
+                None => return Ok(()),
+                Some(refusal) => refusal,
+            },
+            Err(e) => Refusal::new(format!(
+                "the guard could not scan the skill ({e}), so the write was undone"
+            )),
+        };
     match undo.apply() {
         Ok(()) => Err(refusal),
         Err(e) => Err(Refusal::new(format!(

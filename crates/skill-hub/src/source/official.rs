@@ -125,11 +125,7 @@ impl SkillSource for OfficialSource {
     }
 }
 
-#[cfg(unix)]
 fn make_executable(path: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755));
 }
-
-#[cfg(not(unix))]
-fn make_executable(_path: &std::path::Path) {}

@@ -31,6 +31,41 @@ fn new_skills_are_copied_recorded_and_marked_bundled() {
 }
 
 #[test]
+fn seeding_and_updating_leave_no_staging_folders() {
+    let fx = Fixture::new();
+    fx.sync();
+    let staging = fx.skills().join(skill_sync::disk::STAGING_DIR);
+    assert!(
+        !staging.exists(),
+        "seeding left {:?}",
+        walkdir_names(&staging)
+    );
+    fx.write_src(
+        "ops/alpha/SKILL.md",
+        "---\nname: alpha\ndescription: Use when v2\n---\n# Alpha v2\n",
+    );
+    fx.sync_if_needed();
+    assert!(
+        !staging.exists(),
+        "an update left {:?}",
+        walkdir_names(&staging)
+    );
+}
+
+/// Every path under `dir`, for a failure message.
+fn walkdir_names(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            todo.push(entry.path());
+            out.push(entry.path());
+        }
+    }
+    out
+}
+
+#[test]
 fn an_unchanged_bundle_changes_nothing_and_takes_the_fast_path() {
     let fx = Fixture::new();
     fx.sync();
@@ -145,7 +180,6 @@ fn an_identical_unrecorded_copy_is_adopted() {
     assert_eq!(fx.manifest().entries["ops/delta"], fx.hash_of("ops/delta"));
 }
 
-#[cfg(unix)]
 #[test]
 fn a_symlink_at_a_bundled_path_is_never_followed_or_replaced() {
     let fx = Fixture::new();

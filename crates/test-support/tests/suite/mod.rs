@@ -1,1 +1,2 @@
+mod mcp_client;
 mod mock_server;

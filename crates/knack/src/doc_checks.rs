@@ -1,7 +1,7 @@
-//! `docs/cli.md` is the `--help` of every knack command, rendered from the clap
-//! definitions in `cli.rs`; this test fails when the two drift apart.
+//! Tests that keep the docs true to the binary: `docs/cli.md` is the `--help` of
+//! every command rendered from `cli.rs`, and the README names every file knack writes.
 //!
-//! Regenerate the file with `KNACK_BLESS=1 cargo test -p knack --bin knack cli_docs`.
+//! Regenerate docs/cli.md with `KNACK_BLESS=1 cargo test -p knack --bin knack cli_docs`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -82,4 +82,37 @@ fn cli_docs_match_the_clap_definitions() {
         "docs/cli.md is out of date with crates/knack/src/cli.rs; \
          regenerate it with `KNACK_BLESS=1 cargo test -p knack --bin knack cli_docs`"
     );
+}
+
+#[test]
+fn readme_names_everything_knack_writes_in_its_home() {
+    let home = knack_config::KnackHome::at("/knack-home");
+    let written = [
+        home.config_path(),
+        home.env_path(),
+        home.soul_path(),
+        home.memories_dir(),
+        home.skills_dir(),
+        home.hub_dir(),
+        home.state_db(),
+        home.cache_dir(),
+        home.logs_dir(),
+        crate::tui::history_path(&home),
+    ];
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    for path in written {
+        let name = path
+            .strip_prefix(home.root())
+            .unwrap()
+            .display()
+            .to_string();
+        let dir_form = format!("`{name}/`");
+        let file_form = format!("`{name}`");
+        assert!(
+            readme.contains(&dir_form) || readme.contains(&file_form),
+            "README's list of what knack writes under $KNACK_HOME misses {name}"
+        );
+    }
 }
