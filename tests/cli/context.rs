@@ -277,3 +277,38 @@ fn sessions_compact_summarises_a_stored_session_on_demand() {
     let out = big(&env, &server, &["sessions", "show", &id]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("compacted"));
 }
+
+#[test]
+fn a_long_command_output_is_cut_and_saved_whole_for_the_model_to_read() {
+    let env = Env::new();
+    let server = MockModelServer::start_blocking().unwrap();
+    server.enqueue(ScriptedReply::tool_calls([(
+        "big",
+        "terminal",
+        json!({"command": "seq 1 100000"}).to_string(),
+    )]));
+    server.enqueue(ScriptedReply::text("seen"));
+    let mut cmd = env.knack();
+    cmd.env("KNACK_BASE_URL", server.base_url())
+        .env("KNACK_MODEL", "mock-model")
+        .env("KNACK_CONTEXT_WINDOW", "200000")
+        .args(["run", "--no-review", "count"]);
+    success(&mut cmd);
+    let last = server.requests().into_iter().last().unwrap();
+    let tool: Value = serde_json::from_str(
+        last.messages()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(tool["truncated"], true);
+    let path = tool["full_output"].as_str().unwrap();
+    assert!(tool["output"].as_str().unwrap().contains(path));
+    let saved = std::fs::read_to_string(path).unwrap();
+    assert_eq!(saved.lines().count(), 100_000);
+    assert!(saved.ends_with("99999\n100000\n"));
+    let _ = std::fs::remove_file(path);
+}

@@ -367,22 +367,66 @@ fn an_empty_choices_chunk_in_the_middle_changes_nothing() {
 }
 
 #[test]
-fn a_reply_with_only_empty_choices_ends_the_turn_without_a_panic() {
+fn a_reply_that_says_nothing_is_retried_then_reported_as_an_error() {
     let env = env_with(None);
     let server = mock();
-    server.enqueue(ScriptedReply::raw_frames([
+    let nothing = ScriptedReply::raw_frames([
         r#"{"id":"x","choices":[]}"#,
         r#"{"id":"x","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0}}"#,
-    ]));
+    ]);
+    // max_retries is 2: three empty attempts, then the run fails.
+    for _ in 0..3 {
+        server.enqueue(nothing.clone());
+    }
     let run = run_json(&env, &server.base_url(), "say nothing");
     run.assert_no_panic();
-    // [DONE] arrived, so the reply counts as whole: an empty answer, not an error.
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.of_type("retry").is_empty());
-    assert_eq!(run.of_type("assistant_message")[0]["text"], json!(""));
-    assert_eq!(run.last_type(), "turn_complete");
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(run.of_type("retry").len(), 2);
+    assert_eq!(run.of_type("retry")[0]["reason"], json!("empty reply"));
+    assert!(run.of_type("assistant_message").is_empty());
+    assert_eq!(run.last_type(), "error");
+    let message = run.of_type("error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("neither text nor a tool call"),
+        "{message}"
+    );
+    // Nothing was answered, so nothing but the question is stored.
     let stored = stored_messages(&env, &run.session_id());
-    assert_eq!(roles(&stored), ["user", "assistant"]);
+    assert_eq!(roles(&stored), ["user"]);
+
+    // One empty attempt followed by a real answer is just a retry.
+    let server = mock();
+    server.enqueue(ScriptedReply::default().with_reasoning("only thinking"));
+    server.enqueue(ScriptedReply::text("here it is"));
+    let run = run_json(&env, &server.base_url(), "say something");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.of_type("retry").len(), 1);
+    assert_eq!(
+        run.of_type("assistant_message")[0]["text"],
+        json!("here it is")
+    );
+}
+
+#[test]
+fn an_empty_reply_cut_short_by_the_output_limit_is_not_retried() {
+    let env = env_with(None);
+    let server = mock();
+    server.enqueue(
+        ScriptedReply::default()
+            .with_reasoning("a long chain of thought")
+            .finish_reason("length"),
+    );
+    let run = run_json(&env, &server.base_url(), "think hard");
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.of_type("retry").is_empty());
+    let message = run.of_type("error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("max_output_tokens"), "{message}");
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod mcp;
 mod prompt;
 mod providers;
 mod real_model;
+mod real_world;
 mod run;
 mod sandbox;
 mod secrets;

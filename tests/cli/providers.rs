@@ -140,6 +140,27 @@ fn every_wire_runs_a_six_call_task_and_the_review_on_one_frozen_prefix() {
         );
         let session_id = ev[0]["session_id"].as_str().unwrap().to_owned();
 
+        // Thinking streams as reasoning_delta events and never becomes the answer.
+        let thinking: String = ev
+            .iter()
+            .filter(|e| e["type"] == "reasoning_delta")
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        assert!(
+            thinking.contains("step 0") && thinking.contains("step 5"),
+            "{wire}: {thinking:?}"
+        );
+        assert!(
+            !thinking.contains("worth saving"),
+            "{wire}: review thinking shown"
+        );
+        for message in ev.iter().filter(|e| e["type"] == "assistant_message") {
+            assert!(
+                !message["text"].as_str().unwrap().contains("step"),
+                "{wire}"
+            );
+        }
+
         // Usage: one record shape on every wire, priced.
         let usage: Vec<&Value> = ev.iter().filter(|e| e["type"] == "usage").collect();
         assert!(usage.len() >= 7, "{wire}: {usage:?}");
@@ -148,6 +169,40 @@ fn every_wire_runs_a_six_call_task_and_the_review_on_one_frozen_prefix() {
         assert!(usage[0]["cost_usd"].as_f64().unwrap() > 0.0, "{wire}");
         let expected_write = if wire == "anthropic" { 50 } else { 0 };
         assert_eq!(usage[0]["cache_write_tokens"], expected_write, "{wire}");
+
+        // `sessions show` totals what the usage events reported, request by request.
+        let sum = |key: &str| usage.iter().map(|u| u[key].as_u64().unwrap()).sum::<u64>();
+        let shown = stdout_json(&success(env.knack().args([
+            "sessions",
+            "show",
+            &session_id,
+            "--json",
+        ])));
+        let totals = &shown["usage"];
+        assert_eq!(totals["requests"], usage.len(), "{wire}: {totals}");
+        assert_eq!(totals["cache_read_tokens"], sum("cached_tokens"), "{wire}");
+        assert_eq!(
+            totals["cache_write_tokens"],
+            sum("cache_write_tokens"),
+            "{wire}"
+        );
+        assert_eq!(
+            totals["fresh_input_tokens"],
+            sum("prompt_tokens") - sum("cached_tokens") - sum("cache_write_tokens"),
+            "{wire}"
+        );
+        assert_eq!(totals["output_tokens"], sum("completion_tokens"), "{wire}");
+        let cost: f64 = usage.iter().map(|u| u["cost_usd"].as_f64().unwrap()).sum();
+        assert!(
+            (totals["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-9,
+            "{wire}: {totals}"
+        );
+        let text = success(env.knack().args(["sessions", "show", &session_id]));
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(
+            text.contains(&format!("usage: {} requests", usage.len())),
+            "{wire}: {text}"
+        );
 
         let sent = server.model_requests();
         assert_eq!(sent.len(), 9, "{wire}");

@@ -81,6 +81,12 @@ pub enum ModelError {
     #[error("HTTP error talking to the model server: {detail}")]
     Transport { detail: String },
 
+    /// The reply finished with no text and no tool call: answering nothing
+    /// would look like success, so it is an error (retried unless the
+    /// output limit caused it, which a retry would hit again).
+    #[error("the model replied with neither text nor a tool call{}", empty_reply_hint(finish_reason.as_deref()))]
+    EmptyReply { finish_reason: Option<String> },
+
     #[error("cannot encode the model request: {0}")]
     Encode(#[from] serde_json::Error),
 
@@ -108,6 +114,7 @@ impl ModelError {
             | Self::StreamCut { .. }
             | Self::StreamReportedError { .. }
             | Self::Transport { .. } => true,
+            Self::EmptyReply { finish_reason } => finish_reason.as_deref() != Some("length"),
             Self::NotConfigured
             | Self::InvalidBaseUrl { .. }
             | Self::Unauthorized { .. }
@@ -158,6 +165,7 @@ impl ModelError {
             Self::StreamCut { .. } => "stream ended early".into(),
             Self::Overloaded { status, .. } => format!("server overloaded ({status})"),
             Self::MalformedChunk { .. } => "unreadable stream chunk".into(),
+            Self::EmptyReply { .. } => "empty reply".into(),
             other => {
                 let text = other.to_string();
                 truncate_chars(&text, 120)
@@ -170,6 +178,14 @@ fn retry_after_note(retry_after: Option<Duration>) -> String {
     retry_after
         .map(|wait| format!(", retry after {}s", wait.as_secs()))
         .unwrap_or_default()
+}
+
+fn empty_reply_hint(finish_reason: Option<&str>) -> String {
+    match finish_reason {
+        Some("length") => " — it reached its output limit first (finish reason `length`); raise max_output_tokens in the provider profile".into(),
+        Some(reason) => format!(" (finish reason `{reason}`)"),
+        None => String::new(),
+    }
 }
 
 fn status_hint(status: u16) -> &'static str {

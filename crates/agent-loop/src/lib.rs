@@ -18,6 +18,7 @@ pub use mcp_client;
 pub use secrets::Redactor;
 pub use session_store::{
     NewSession, SearchHit, SessionMeta, SessionStore, SessionSummary, StoredMessage, StoredSession,
+    UsageTotals,
 };
 pub use tools::{
     ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges, CatalogDelta, Tool,

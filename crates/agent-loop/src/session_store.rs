@@ -15,7 +15,7 @@ use knack_config::KnackHome;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
-use crate::model::{ChatMessage, Role, ToolCall};
+use crate::model::{ChatMessage, RequestPurpose, Role, ToolCall, Usage};
 use crate::tools::lock;
 use crate::{Error, Result};
 
@@ -89,7 +89,45 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX compactions_by_session ON compactions(session_id, id);
     ",
+    // 4: what each model request used (turn, review, compact), so
+    // `sessions show` can total tokens and cost. Token columns follow the
+    // usage record: prompt tokens include cache reads and writes; the cost is
+    // NULL when no prices were configured for the request's provider.
+    r"
+    CREATE TABLE request_usage (
+        id                 INTEGER PRIMARY KEY,
+        session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        created_at         TEXT NOT NULL,
+        purpose            TEXT NOT NULL,
+        prompt_tokens      INTEGER NOT NULL,
+        cache_read_tokens  INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        output_tokens      INTEGER NOT NULL,
+        reasoning_tokens   INTEGER NOT NULL,
+        cost_usd           REAL
+    );
+    CREATE INDEX request_usage_by_session ON request_usage(session_id);
+    ",
 ];
+
+/// What a session's model requests used, summed over every recorded request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct UsageTotals {
+    /// Model requests that reported usage.
+    pub requests: u64,
+    /// Prompt tokens neither read from nor written to the cache.
+    pub fresh_input_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// Generated tokens, reasoning included.
+    pub output_tokens: u64,
+    pub reasoning_tokens: u64,
+    /// The summed cost of the requests that had prices; `None` when none had.
+    pub cost_usd: Option<f64>,
+    /// How many requests carried a cost (fewer than `requests` when a
+    /// provider without prices was used for some of them).
+    pub priced_requests: u64,
+}
 
 /// One compaction of a session's history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -156,6 +194,8 @@ pub struct StoredSession {
     pub messages: Vec<StoredMessage>,
     /// Oldest first.
     pub compactions: Vec<CompactionRecord>,
+    /// Tokens and cost of every request the session made.
+    pub usage: UsageTotals,
 }
 
 impl StoredSession {
@@ -417,11 +457,72 @@ impl SessionStore {
         }
         drop(stmt);
         let compactions = Self::load_compactions(&conn, session_id)?;
+        let usage = Self::usage_totals_in(&conn, session_id)?;
         Ok(StoredSession {
             meta,
             messages,
             compactions,
+            usage,
         })
+    }
+
+    /// Records what one model request of the session used.
+    pub fn record_usage(
+        &self,
+        session_id: &str,
+        purpose: RequestPurpose,
+        usage: &Usage,
+    ) -> Result<()> {
+        let conn = lock(&self.conn);
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        conn.execute(
+            "INSERT INTO request_usage (session_id, created_at, purpose, prompt_tokens, cache_read_tokens,
+                                        cache_write_tokens, output_tokens, reasoning_tokens, cost_usd)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                session_id,
+                skill_core::clock::now_rfc3339(),
+                purpose.as_str(),
+                count(usage.prompt_tokens),
+                count(usage.cached_tokens.unwrap_or(0)),
+                count(usage.cache_write_tokens.unwrap_or(0)),
+                count(usage.completion_tokens),
+                count(usage.reasoning_tokens.unwrap_or(0)),
+                usage.cost_usd,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The session's usage summed over every recorded request.
+    pub fn usage_totals(&self, session_id: &str) -> Result<UsageTotals> {
+        let conn = lock(&self.conn);
+        Self::usage_totals_in(&conn, session_id)
+    }
+
+    fn usage_totals_in(conn: &Connection, session_id: &str) -> Result<UsageTotals> {
+        let totals = conn.query_row(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),
+                    COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
+                    COALESCE(SUM(reasoning_tokens), 0), SUM(cost_usd), COUNT(cost_usd)
+             FROM request_usage WHERE session_id = ?1",
+            [session_id],
+            |r| {
+                let n = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
+                let (prompt, read, write) = (n(1)?, n(2)?, n(3)?);
+                Ok(UsageTotals {
+                    requests: n(0)?,
+                    fresh_input_tokens: prompt.saturating_sub(read).saturating_sub(write),
+                    cache_read_tokens: read,
+                    cache_write_tokens: write,
+                    output_tokens: n(4)?,
+                    reasoning_tokens: n(5)?,
+                    cost_usd: r.get::<_, Option<f64>>(6)?,
+                    priced_requests: n(7)?,
+                })
+            },
+        )?;
+        Ok(totals)
     }
 
     /// Records a compaction; a resume starts from it.

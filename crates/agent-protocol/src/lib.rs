@@ -25,6 +25,12 @@ pub enum Event {
     AssistantDelta {
         text: String,
     },
+    /// A piece of the model's thinking (Anthropic thinking blocks, Responses
+    /// reasoning summaries, `reasoning_content` on the chat wire). It is
+    /// shown, never part of the answer; a `retry` voids it like the text.
+    ReasoningDelta {
+        text: String,
+    },
     ToolCallBegin {
         call_id: String,
         name: String,
@@ -224,6 +230,10 @@ mod tests {
             (
                 Event::AssistantDelta { text: "he".into() },
                 json!({"type": "assistant_delta", "text": "he"}),
+            ),
+            (
+                Event::ReasoningDelta { text: "hmm".into() },
+                json!({"type": "reasoning_delta", "text": "hmm"}),
             ),
             (
                 Event::tool_call_begin("c1", "skills_list", r#"{"category":"devops"}"#),

@@ -177,6 +177,9 @@ pub struct ProviderConfig {
     /// Chat and Responses: send the session id as `prompt_cache_key`
     /// (default: on for responses, off for chat, which not every server accepts).
     pub prompt_cache_key: Option<bool>,
+    /// Chat only: put Anthropic `cache_control` markers on the messages, for
+    /// routers such as OpenRouter that pass them on to Claude models.
+    pub cache_control: bool,
     pub prices: Option<Prices>,
     /// Responses only: `low`, `medium` or `high` for reasoning models; it
     /// also asks for the encrypted reasoning replayed on the next request.
@@ -305,6 +308,8 @@ pub struct SkillsConfig {
     pub inline_shell: bool,
     pub inline_shell_timeout: u64,
     pub index_budget_chars: usize,
+    /// Most characters of one description the skills index shows.
+    pub index_description_chars: usize,
     /// Tool calls since the last skill write that trigger a review; 0 disables it.
     pub review_after_tool_calls: u32,
     pub guard_agent_writes: bool,
@@ -327,6 +332,7 @@ impl Default for SkillsConfig {
             inline_shell: false,
             inline_shell_timeout: 10,
             index_budget_chars: 12_000,
+            index_description_chars: 160,
             review_after_tool_calls: 5,
             guard_agent_writes: true,
             scan_max_depth: 6,

@@ -108,7 +108,7 @@ pub(crate) async fn connect(
     }
     cmd.envs(&config.env);
     if let Some(cwd) = &config.cwd {
-        cmd.current_dir(cwd);
+        cmd.current_dir(expand_home(cwd));
     }
     cmd.kill_on_drop(true);
     cmd.process_group(0);
@@ -171,6 +171,14 @@ fn http_transport(
         transport = transport.custom_headers(headers);
     }
     Ok(StreamableHttpClientTransport::<reqwest::Client>::from_config(transport))
+}
+
+/// `~/x` as the user writes it in config.yaml, under the home directory.
+fn expand_home(path: &str) -> std::path::PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+        _ => std::path::PathBuf::from(path),
+    }
 }
 
 /// Reads a child's stderr to the end: each line to the log, the last few kept.

@@ -3,9 +3,13 @@
 //!
 //! Layout decisions: skills without a category come first, under
 //! `(no category)`, matching the (category, name) order of `skills_list`.
-//! Over budget, whole categories fall back to a names-only line, largest first
-//! (ties by category name); if that is not enough, trailing categories are left
-//! out. Either way a closing line points to `skills_list`.
+//! Each description is shown up to a per-skill cap, its trigger sentence
+//! ("Use when …") preferred over opening boilerplate. Over budget, every
+//! description is first shortened by the same amount, so no category or root
+//! pays for the others; below a floor, whole categories fall back to a
+//! names-only line, largest first (ties by category name); if that is not
+//! enough, trailing categories are left out. Either way a closing line points
+//! to `skills_list`.
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
@@ -14,7 +18,6 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use lru::LruCache;
 use sha2::{Digest, Sha256};
-use skill_core::validate::INDEX_DESCRIPTION_BUDGET;
 use skill_core::{Skill, SkillSet};
 
 use crate::inputs::{Platform, PromptInputs};
@@ -35,6 +38,30 @@ const UNCATEGORIZED: &str = "(no category)";
 const NAMES_ONLY: &str = "[names only]";
 /// Category descriptions are cut to this many characters.
 const CATEGORY_DESCRIPTION_CHARS: usize = 100;
+/// Descriptions are not shortened below this to fit the budget: shorter
+/// than this they stop telling the model when to load the skill, and a
+/// names-only category is the more honest shortening.
+const MIN_DESCRIPTION_CHARS: usize = 40;
+/// Phrases that open a description's trigger: the part that tells the model
+/// when to load the skill. Matched at a word start, ignoring case.
+const TRIGGER_PHRASES: &[&str] = &[
+    "use when",
+    "use this when",
+    "use this skill when",
+    "use it when",
+    "use for",
+    "use this for",
+    "use this skill for",
+    "use proactively",
+    "this skill should be used when",
+    "should be used when",
+    "invoke when",
+    "trigger when",
+    "triggers when",
+    "triggers on",
+    "when the user",
+    "when you need",
+];
 /// Rendered blocks kept in memory; one per distinct key.
 const CACHE_SLOTS: usize = 32;
 /// The folder under `$KNACK_HOME/cache` holding rendered blocks, and how
@@ -42,7 +69,7 @@ const CACHE_SLOTS: usize = 32;
 const DISK_CACHE_DIR: &str = "skills-index";
 const DISK_CACHE_FILES: usize = 16;
 /// Bumped whenever rendering changes, so older blocks on disk are not reused.
-const RENDER_VERSION: u32 = 1;
+const RENDER_VERSION: u32 = 2;
 
 /// What the index depends on besides the skill set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +79,8 @@ pub struct IndexOptions {
     pub platform: Platform,
     pub disabled: Vec<String>,
     pub budget_chars: usize,
+    /// Most characters of one description shown.
+    pub description_chars: usize,
     /// A folder where rendered blocks are kept between processes, so a fresh
     /// `knack` process with an unchanged skill set does not render again.
     pub disk_cache: Option<PathBuf>,
@@ -65,6 +94,7 @@ impl IndexOptions {
             platform: inputs.platform,
             disabled: inputs.config.skills.disabled.clone(),
             budget_chars: inputs.config.skills.index_budget_chars,
+            description_chars: inputs.config.skills.index_description_chars,
             disk_cache: Some(inputs.home.cache_dir().join(DISK_CACHE_DIR)),
         }
     }
@@ -78,6 +108,7 @@ struct CacheKey {
     platform: Platform,
     disabled: Vec<String>,
     budget: usize,
+    description_chars: usize,
     /// Digest of every skill field the index reads, so an edited description
     /// or a new DESCRIPTION.md is a different key even with the same roots.
     content: [u8; 32],
@@ -162,13 +193,14 @@ pub fn keep_index(set_id: &str, options: &IndexOptions, block: &str) {
 /// its bytes is in the name too.
 fn set_name(set_id: &str, options: &IndexOptions) -> String {
     let described = format!(
-        "{} {RENDER_VERSION} {set_id} {:?} {:?} {:?} {:?} {}",
+        "{} {RENDER_VERSION} {set_id} {:?} {:?} {:?} {:?} {} {}",
         env!("CARGO_PKG_VERSION"),
         sorted(&options.tools),
         sorted(&options.toolsets),
         options.platform,
         sorted(&options.disabled),
         options.budget_chars,
+        options.description_chars,
     );
     let digest = Sha256::digest(described.as_bytes());
     let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
@@ -267,6 +299,7 @@ fn cache_key(skills: &SkillSet, options: &IndexOptions) -> CacheKey {
         platform: options.platform,
         disabled: sorted(&options.disabled),
         budget: options.budget_chars,
+        description_chars: options.description_chars,
         content: Sha256::digest(&bytes).into(),
     }
 }
@@ -292,21 +325,20 @@ struct Group<'a> {
     members: Vec<&'a Skill>,
     /// Each member's name as shown, decided once for both renderings.
     names: Vec<String>,
-    /// The length in characters of `full()`, counted without building it:
-    /// most groups of a large tree end up names-only or left out.
-    full_chars: usize,
+    /// The characters of the heading line, counted once.
+    head_chars: usize,
     names_only: String,
 }
 
 impl Group<'_> {
-    /// The category with every member's description line.
-    fn full(&self) -> String {
+    /// The category with every member's description shown up to `cap`.
+    fn full(&self, cap: usize) -> String {
         let mut full = match &self.description {
             Some(d) => format!("{}: {d}", self.label),
             None => format!("{}:", self.label),
         };
         for (skill, name) in self.members.iter().zip(&self.names) {
-            let description = index_line(&skill.description, INDEX_DESCRIPTION_BUDGET);
+            let description = index_description(&skill.description, cap);
             full.push_str("\n- ");
             full.push_str(name);
             if !description.is_empty() {
@@ -315,6 +347,21 @@ impl Group<'_> {
             }
         }
         full
+    }
+
+    /// The length in characters of `full(cap)`, counted without building
+    /// it: most groups of a large tree end up names-only or left out.
+    fn full_chars(&self, cap: usize) -> usize {
+        self.head_chars
+            + self
+                .members
+                .iter()
+                .zip(&self.names)
+                .map(|(skill, name)| {
+                    let d = index_description_chars(&skill.description, cap);
+                    3 + name.chars().count() + if d > 0 { 2 + d } else { 0 }
+                })
+                .sum::<usize>()
     }
 }
 
@@ -363,6 +410,105 @@ fn index_line(text: &str, max: usize) -> String {
     out
 }
 
+/// A skill's description as the index shows it: on one line, at most `cap`
+/// characters. Real descriptions open with a summary and end with the
+/// trigger ("… Use when the user asks about X."); when the whole does not
+/// fit, the trigger is kept (with the opening sentence if both fit) and
+/// the rest is cut at a word.
+fn index_description(text: &str, cap: usize) -> String {
+    if index_line_chars(text, cap.saturating_add(1)) <= cap {
+        return index_line(text, cap);
+    }
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let Some(start) = trigger_start(&flat) else {
+        return cut_at_word(&flat, cap);
+    };
+    let trigger = &flat[start..];
+    let opening = opening_sentence(&flat[..start]);
+    match opening {
+        Some(opening) if opening.chars().count() + 1 + trigger.chars().count() <= cap => {
+            format!("{opening} {trigger}")
+        }
+        _ => cut_at_word(trigger, cap),
+    }
+}
+
+/// The length in characters of `index_description(text, cap)`; the common
+/// case (the whole description fits) is counted without building anything.
+fn index_description_chars(text: &str, cap: usize) -> usize {
+    let whole = index_line_chars(text, cap.saturating_add(1));
+    if whole <= cap {
+        return whole;
+    }
+    index_description(text, cap).chars().count()
+}
+
+/// Where the trigger of a one-line description starts, when it does not
+/// start the description already: the first trigger phrase at a word start.
+fn trigger_start(flat: &str) -> Option<usize> {
+    let lower = flat.to_ascii_lowercase();
+    let mut best: Option<usize> = None;
+    for phrase in TRIGGER_PHRASES {
+        let mut from = 0;
+        while let Some(found) = lower[from..].find(phrase) {
+            let at = from + found;
+            let word_start = at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphanumeric();
+            let end = at + phrase.len();
+            let word_end = end == lower.len() || !lower.as_bytes()[end].is_ascii_alphanumeric();
+            if word_start && word_end {
+                best = Some(best.map_or(at, |b: usize| b.min(at)));
+                break;
+            }
+            from = at + phrase.len();
+        }
+    }
+    // At the very start the description is a trigger already.
+    best.filter(|&at| at > 0)
+}
+
+/// The first sentence of `before` (the text ahead of the trigger), if it
+/// ends with '.', '!' or '?'; a summary cut mid-sentence reads worse than none.
+fn opening_sentence(before: &str) -> Option<&str> {
+    let before = before.trim_end();
+    before
+        .char_indices()
+        .find(|&(i, c)| {
+            let after = i + c.len_utf8();
+            matches!(c, '.' | '!' | '?')
+                && (after == before.len() || before[after..].starts_with(' '))
+        })
+        .map(|(i, c)| &before[..i + c.len_utf8()])
+}
+
+/// `text` (already on one line) cut to at most `cap` characters at a word
+/// boundary, with "..." when cut; a single word longer than that is cut
+/// inside.
+fn cut_at_word(text: &str, cap: usize) -> String {
+    if text.chars().count() <= cap {
+        return text.to_owned();
+    }
+    let room = cap.saturating_sub(3);
+    let mut end = 0usize;
+    let mut chars = 0usize;
+    for (i, word) in text.split(' ').scan(0usize, |at, w| {
+        let start = *at;
+        *at += w.len() + 1;
+        Some((start, w))
+    }) {
+        let next = chars + usize::from(chars > 0) + word.chars().count();
+        if next > room {
+            break;
+        }
+        chars = next;
+        end = i + word.len();
+    }
+    if end == 0 {
+        return cut_with_ellipsis(text, cap);
+    }
+    let kept = text[..end].trim_end_matches([',', ';', ':', '-', ' ']);
+    format!("{kept}...")
+}
+
 /// The groups to show, and whether any shown name is ambiguous.
 fn groups<'a>(skills: &'a SkillSet, options: &IndexOptions) -> (Vec<Group<'a>>, bool) {
     let mut by_category: BTreeMap<Option<&str>, Vec<&Skill>> = BTreeMap::new();
@@ -397,22 +543,13 @@ fn groups<'a>(skills: &'a SkillSet, options: &IndexOptions) -> (Vec<Group<'a>>, 
                 .collect();
             let head_chars =
                 label.chars().count() + description.as_ref().map_or(1, |d| 2 + d.chars().count());
-            let full_chars = head_chars
-                + members
-                    .iter()
-                    .zip(&names)
-                    .map(|(skill, name)| {
-                        let d = index_line_chars(&skill.description, INDEX_DESCRIPTION_BUDGET);
-                        3 + name.chars().count() + if d > 0 { 2 + d } else { 0 }
-                    })
-                    .sum::<usize>();
             let names_only = format!("{label} {NAMES_ONLY}: {}", names.join(", "));
             Group {
                 label,
                 description,
                 members,
                 names,
-                full_chars,
+                head_chars,
                 names_only,
             }
         })
@@ -444,7 +581,7 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
         )
     };
     const NAMES_ONLY_NOTE: &str = "\n\nCategories marked [names only] are shortened to fit; call skills_list (optionally with a category) to read their descriptions.";
-    let assemble = |compact: &[bool], shown: usize| -> String {
+    let assemble = |compact: &[bool], shown: usize, cap: usize| -> String {
         let body: Vec<std::borrow::Cow<'_, str>> = groups[..shown]
             .iter()
             .zip(compact)
@@ -452,7 +589,7 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
                 if c {
                     std::borrow::Cow::Borrowed(g.names_only.as_str())
                 } else {
-                    std::borrow::Cow::Owned(g.full())
+                    std::borrow::Cow::Owned(g.full(cap))
                 }
             })
             .collect();
@@ -470,7 +607,6 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
 
     // Sizes are counted, not re-rendered, while choosing what to shorten:
     // the block is assembled once, at the end.
-    let full_len: Vec<usize> = groups.iter().map(|g| g.full_chars).collect();
     let names_len: Vec<usize> = groups
         .iter()
         .map(|g| g.names_only.chars().count())
@@ -487,11 +623,47 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
         };
         frame + body + shown.saturating_sub(1) + tail
     };
-    let mut body: usize = full_len.iter().sum();
-    if size(body, n, false) <= options.budget_chars {
-        return assemble(&compact, shown);
+    let fits = |body: usize, shown: usize, any_compact: bool| {
+        size(body, shown, any_compact) <= options.budget_chars
+    };
+    // The body with every group not in `compact` shown at `cap`.
+    let body_at = |cap: usize, compact: &[bool]| -> usize {
+        groups
+            .iter()
+            .zip(compact)
+            .enumerate()
+            .map(|(i, (g, &c))| if c { names_len[i] } else { g.full_chars(cap) })
+            .sum()
+    };
+    // The largest cap in `floor..=top` at which the groups not in `compact`
+    // fit, given that they fit at `floor`: every description is shortened
+    // alike, so the budget is spent evenly across categories and roots.
+    let widest_cap = |floor: usize, top: usize, compact: &[bool]| -> usize {
+        let any_compact = compact.iter().any(|&c| c);
+        let (mut lo, mut hi) = (floor, top);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if fits(body_at(mid, compact), n, any_compact) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
+    };
+    let top = options.description_chars;
+    if fits(body_at(top, &compact), n, false) {
+        return assemble(&compact, shown, top);
     }
-    // Largest categories give up their descriptions first; ties by name.
+    let floor = MIN_DESCRIPTION_CHARS.min(top);
+    if fits(body_at(floor, &compact), n, false) {
+        let cap = widest_cap(floor, top, &compact);
+        return assemble(&compact, shown, cap);
+    }
+    // Even at the floor it is too long: largest categories give up their
+    // descriptions first; ties by name.
+    let full_len: Vec<usize> = groups.iter().map(|g| g.full_chars(floor)).collect();
+    let mut body: usize = full_len.iter().sum();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| {
         full_len[b]
@@ -501,8 +673,10 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
     for i in order {
         compact[i] = true;
         body = body - full_len[i] + names_len[i];
-        if size(body, n, true) <= options.budget_chars {
-            return assemble(&compact, shown);
+        if fits(body, n, true) {
+            // What the names-only groups freed goes to the rest, evenly.
+            let cap = widest_cap(floor, top, &compact);
+            return assemble(&compact, shown, cap);
         }
     }
     while shown > 0 {
@@ -512,11 +686,11 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
         } else {
             full_len[shown]
         };
-        if size(body, shown, true) <= options.budget_chars {
+        if fits(body, shown, true) {
             break;
         }
     }
-    assemble(&compact, shown)
+    assemble(&compact, shown, floor)
 }
 
 #[cfg(test)]
@@ -544,5 +718,66 @@ mod tests {
                 );
             }
         }
+    }
+
+    const REAL: &str = "Comprehensive toolkit for PDF work: extracting text and tables, merging and splitting documents, filling forms and adding watermarks across large batches. Use when the user asks to read, fill or change a PDF file.";
+
+    #[test]
+    fn a_description_that_fits_is_shown_whole_on_one_line() {
+        assert_eq!(
+            index_description("Use when  a\n test\tfails", 160),
+            "Use when a test fails"
+        );
+        assert_eq!(
+            index_description_chars("Use when  a\n test\tfails", 160),
+            21
+        );
+        assert_eq!(index_description("", 160), "");
+    }
+
+    #[test]
+    fn a_long_description_keeps_its_trailing_trigger() {
+        let shown = index_description(REAL, 160);
+        assert_eq!(
+            shown,
+            "Use when the user asks to read, fill or change a PDF file."
+        );
+        // With room for both, the opening sentence comes along.
+        let two = "Toolkit for spreadsheets. It also does many other things at length, far too many to list in one line here. Use when an .xlsx file is involved.";
+        assert_eq!(
+            index_description(two, 80),
+            "Toolkit for spreadsheets. Use when an .xlsx file is involved."
+        );
+        // A trigger inside a sentence counts too, whatever its case.
+        let inner = "Handles every kind of diagram under the sun in several formats at once; use this skill when drawing a diagram.";
+        assert_eq!(
+            index_description(inner, 60),
+            "use this skill when drawing a diagram."
+        );
+        // Words such as 'refuse' or 'reuse' are not the phrase.
+        assert_eq!(trigger_start("Refuse when asked. Reuse when"), None);
+    }
+
+    #[test]
+    fn cuts_fall_between_words_and_respect_the_cap() {
+        let no_trigger = "A long summary of a skill that never says when to use it, going on and on about its many features and options";
+        for cap in [10, 20, 37, 60, 100] {
+            let shown = index_description(no_trigger, cap);
+            assert!(shown.chars().count() <= cap, "{shown:?} at {cap}");
+            assert_eq!(
+                shown.chars().count(),
+                index_description_chars(no_trigger, cap)
+            );
+            assert!(shown.ends_with("..."), "{shown:?}");
+            let kept = shown.trim_end_matches("...");
+            assert!(no_trigger.starts_with(kept), "{shown:?}");
+            assert!(
+                no_trigger[kept.len()..].starts_with([' ', ',']),
+                "cut inside a word: {shown:?}"
+            );
+        }
+        let trigger_too_long = index_description(REAL, 40);
+        assert_eq!(trigger_too_long, "Use when the user asks to read, fill...");
+        assert_eq!(index_description(&"x".repeat(50), 10), "xxxxxxx...");
     }
 }

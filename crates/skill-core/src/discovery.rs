@@ -321,12 +321,10 @@ pub(crate) fn build_skill(candidate: SkillPlace, scope: &Scope, read: ReadSkill)
             cut_chars(&dirname, MAX_NAME_CHARS)
         }
     };
-    let desc_chars = read.description.chars().count();
-    if desc_chars > crate::validate::INDEX_DESCRIPTION_BUDGET {
-        warnings.push(format!(
-            "the description has {desc_chars} characters; the index shows the first {}",
-            crate::validate::INDEX_DESCRIPTION_BUDGET
-        ));
+    // Doctor reports the shared description rule; reading never refuses it.
+    match crate::validate::check_description(&read.description) {
+        Ok(lint) => warnings.extend(lint),
+        Err(v) => warnings.push(v.message),
     }
     let category = candidate
         .id

@@ -46,7 +46,10 @@ const MAX_CACHE_BREAKPOINTS: usize = 4;
 /// blocks carry their signature; at most four `cache_control` markers; and
 /// `system` and `tools` are byte-identical within a session.
 ///
-/// On `/responses`: `store` is false, `prompt_cache_key` is the session id,
+/// On `/chat/completions`, at most four `cache_control` markers (routers
+/// pass them to Anthropic, which refuses more).
+///
+/// On `/responses`: `store` is false, `prompt_cache_key` (when sent) is the session id,
 /// the system prompt is `instructions` (no system or developer items), every
 /// `function_call` gets exactly one later `function_call_output` and no
 /// output is orphaned, reasoning items carry their encrypted content; and
@@ -96,6 +99,12 @@ impl InvariantChecker {
             if wire == ModelWire::Chat {
                 check_roles(&label, messages, &mut problems);
                 check_tool_pairing(&label, messages, &mut problems);
+                let markers = count_key(&request.body, "cache_control");
+                if markers > 4 {
+                    problems.push(format!(
+                        "{label}: {markers} cache_control markers (at most 4)"
+                    ));
+                }
             } else {
                 check_anthropic(&label, &request.body, messages, &mut problems);
             }
@@ -250,10 +259,13 @@ fn check_responses(label: &str, request: &CapturedRequest, problems: &mut Vec<St
     if body.get("store") != Some(&Value::Bool(false)) {
         problems.push(format!("{label}: `store` is not false"));
     }
-    let key = body.get("prompt_cache_key").and_then(Value::as_str);
-    if key.is_none() || key != request.session() {
+    // A profile may turn the key off (`prompt_cache_key: false`); when it is
+    // sent, it must route the session to one cache.
+    if let Some(key) = body.get("prompt_cache_key")
+        && key.as_str() != request.session()
+    {
         problems.push(format!(
-            "{label}: prompt_cache_key {key:?} is not the session id {:?}",
+            "{label}: prompt_cache_key {key} is not the session id {:?}",
             request.session()
         ));
     }
@@ -620,6 +632,12 @@ mod tests {
             {"type": "function_call_output", "call_id": "a", "output": "ok"},
         ]});
         assert_eq!(check_invariants(&[on("/v1/responses", "s1", good)]), Ok(()));
+        // A profile with `prompt_cache_key: false` sends none, which is fine.
+        let keyless = json!({"instructions": "s", "store": false, "input": []});
+        assert_eq!(
+            check_invariants(&[on("/v1/responses", "s2", keyless)]),
+            Ok(())
+        );
         let bad = json!({"instructions": "s", "prompt_cache_key": "other",
         "input": [
             {"role": "developer", "content": "late system text"},

@@ -2,6 +2,8 @@
 //! result tables, and the marked sections of docs/performance.md each group owns.
 
 mod agent;
+mod client;
+mod context;
 mod discovery;
 mod guard;
 mod manage;
@@ -99,6 +101,14 @@ const GROUPS: &[Group] = &[
     Group {
         name: "sandbox",
         run: sandbox::run,
+    },
+    Group {
+        name: "client",
+        run: client::run,
+    },
+    Group {
+        name: "context",
+        run: context::run,
     },
 ];
 
@@ -257,6 +267,64 @@ pub fn files_named(dir: &Path, name: &str) -> Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
+}
+
+/// A figure an example prints as a `BENCH name=…` line, with its row label and target.
+pub struct ExampleFigure {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub target: Target,
+}
+
+/// Runs `cargo run --release -p <package> --example <example>`, turns its
+/// `BENCH` lines into one row per figure, prints the table and (unless
+/// `--no-docs`) writes the group's section of docs/performance.md, whose
+/// text `section` makes from the example's output and the table.
+pub fn run_example_group(
+    ws: &Workspace,
+    args: &BenchArgs,
+    (package, example, group): (&str, &str, &str),
+    figures: &[ExampleFigure],
+    section: impl Fn(&str, &str) -> String,
+) -> Result<bool> {
+    println!("running {package}'s {example} example (release)…");
+    let output = Command::new(&ws.cargo)
+        .args(["run", "--release", "-p", package, "--example", example])
+        .current_dir(&ws.root)
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot run {}", ws.cargo))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        bail!(
+            "the {example} example failed ({}):\n{stdout}",
+            output.status
+        );
+    }
+    let lines = parse_bench_lines(&stdout);
+    let mut rows = Vec::new();
+    for figure in figures {
+        let line = bench_line(&lines, figure.name, &stdout)?;
+        rows.push(Row::new(
+            figure.label,
+            line.value,
+            line.measured(),
+            line.spread(),
+            figure.target,
+        ));
+    }
+    let table = render_table(&rows);
+    println!("\n{table}");
+    if !args.no_docs {
+        let body = format!(
+            "{}\n{}\n\nReproduce: `cargo xtask bench {group}` (or `cargo run --release -p {package} --example {example}`).\n",
+            section(&stdout, &table),
+            provenance(&ws.root),
+        );
+        let path = write_doc_section(&ws.root, group, &body)?;
+        println!("updated {}", path.display());
+    }
+    Ok(all_passed(&rows))
 }
 
 /// One `BENCH name=<value> <unit> [key=value…]` line printed by an in-process

@@ -10,10 +10,13 @@
 //! about a hundred lines of SSE decoding, far less than the crate's build
 //! cost, and a single `reqwest::Client` that we configure ourselves.
 
+use knack_config::CacheTtl;
 use reqwest::Url;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
+use super::anthropic::MAX_BREAKPOINTS;
 use super::chunk::ReplyAssembler;
 use super::transport::{ClientSettings, Transport};
 use super::types::{ChatMessage, ChatRequest, Completion, Role, ToolCall};
@@ -27,6 +30,9 @@ pub struct ChatCompletionsClient {
     transport: Transport,
     prompt_cache_key: bool,
     max_output_tokens: Option<u32>,
+    /// The `cache_control` marker to pass through to Anthropic models behind
+    /// a router, when the profile asks for it (`providers.<name>.cache_control`).
+    cache_control: Option<Value>,
 }
 
 /// The request body; field order is fixed so the bytes repeat request after request.
@@ -50,7 +56,7 @@ struct WireRequest<'a> {
 struct WireMessage<'a> {
     role: Role,
     #[serde(skip_serializing_if = "Option::is_none")]
-    content: Option<&'a str>,
+    content: Option<WireContent<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<&'a [ToolCall]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,11 +67,28 @@ impl<'a> From<&'a ChatMessage> for WireMessage<'a> {
     fn from(message: &'a ChatMessage) -> Self {
         Self {
             role: message.role,
-            content: message.content.as_deref(),
+            content: message.content.as_deref().map(WireContent::Text),
             tool_calls: message.tool_calls.as_deref(),
             tool_call_id: message.tool_call_id.as_deref(),
         }
     }
+}
+
+/// A message's content: plain text, or one text part carrying a cache
+/// marker (the only shape routers pass on to Anthropic with its marker).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Marked([MarkedText<'a>; 1]),
+}
+
+#[derive(Serialize)]
+struct MarkedText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: &'a Value,
 }
 
 #[derive(Serialize)]
@@ -92,10 +115,15 @@ impl ChatCompletionsClient {
             &[],
             http,
         )?;
+        let cache_control = settings.cache_control.then(|| match settings.cache_ttl {
+            CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
+            CacheTtl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
+        });
         Ok(Self {
             transport,
-            prompt_cache_key: settings.prompt_cache_key,
+            prompt_cache_key: settings.prompt_cache_key.unwrap_or(false),
             max_output_tokens: settings.max_output_tokens,
+            cache_control,
         })
     }
 
@@ -112,14 +140,19 @@ impl ChatCompletionsClient {
     }
 
     /// The body bytes, built once per call and resent unchanged on retry.
-    fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>> {
+    pub(crate) fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>> {
         let tools = request
             .tools
             .as_deref()
             .filter(|raw| raw.get().trim() != "[]");
+        let mut messages: Vec<WireMessage<'_>> =
+            request.messages.iter().map(WireMessage::from).collect();
+        if let Some(marker) = &self.cache_control {
+            mark_breakpoints(&mut messages, marker);
+        }
         let wire = WireRequest {
             model: &request.model,
-            messages: request.messages.iter().map(WireMessage::from).collect(),
+            messages,
             tools,
             stream: true,
             stream_options: StreamOptions {
@@ -129,6 +162,44 @@ impl ChatCompletionsClient {
             prompt_cache_key: self.prompt_cache_key.then_some(request.session_id.as_str()),
         };
         Ok(serde_json::to_vec(&wire)?)
+    }
+}
+
+/// Puts the markers where the Anthropic wire puts them: one on the system
+/// prompt (caching tools and system), the others on the last messages that
+/// have text, so each request still carries the previous request's marked
+/// end. Never more than four; messages without text cannot carry one.
+fn mark_breakpoints<'a>(messages: &mut [WireMessage<'a>], marker: &'a Value) {
+    let mut left = MAX_BREAKPOINTS;
+    let mark = |message: &mut WireMessage<'a>| {
+        if let Some(WireContent::Text(text)) = message.content
+            && !text.is_empty()
+        {
+            message.content = Some(WireContent::Marked([MarkedText {
+                kind: "text",
+                text,
+                cache_control: marker,
+            }]));
+            return true;
+        }
+        false
+    };
+    let (first, rest) = match messages.split_first_mut() {
+        Some((first, rest)) if first.role == Role::System => (Some(first), rest),
+        _ => (None, &mut messages[..]),
+    };
+    if let Some(system) = first
+        && mark(system)
+    {
+        left -= 1;
+    }
+    for message in rest.iter_mut().rev() {
+        if left == 0 {
+            break;
+        }
+        if mark(message) {
+            left -= 1;
+        }
     }
 }
 
@@ -229,11 +300,52 @@ mod tests {
             !body.contains("thinking") && !body.contains("prompt_cache_key"),
             "{body}"
         );
-        settings.prompt_cache_key = true;
+        settings.prompt_cache_key = Some(true);
         settings.max_output_tokens = Some(64);
         let keyed = ChatCompletionsClient::new(settings).unwrap();
         let value: Value = serde_json::from_slice(&keyed.encode(&req).unwrap()).unwrap();
         assert_eq!(value["prompt_cache_key"], "sess");
         assert_eq!(value["max_tokens"], 64);
+    }
+
+    #[test]
+    fn cache_control_markers_are_opt_in_and_at_most_four() {
+        let mut req = request(None);
+        for i in 0..3 {
+            req.messages.push(ChatMessage::assistant(
+                "",
+                vec![ToolCall::function(format!("c{i}"), "skills_list", "{}")],
+            ));
+            req.messages
+                .push(ChatMessage::tool_result(format!("c{i}"), "{\"ok\":1}"));
+        }
+        let plain = String::from_utf8(client().encode(&req).unwrap()).unwrap();
+        assert!(!plain.contains("cache_control"), "{plain}");
+
+        let mut settings = ClientSettings::new("http://127.0.0.1:1/v1");
+        settings.cache_control = true;
+        settings.cache_ttl = CacheTtl::OneHour;
+        let marked = ChatCompletionsClient::new(settings).unwrap();
+        let value: Value = serde_json::from_slice(&marked.encode(&req).unwrap()).unwrap();
+        let marker = json!({"type": "ephemeral", "ttl": "1h"});
+        assert_eq!(
+            value["messages"][0],
+            json!({"role": "system", "content": [{"type": "text", "text": "s", "cache_control": marker}]})
+        );
+        let marked_at: Vec<usize> = value["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m["content"][0].get("cache_control").is_some())
+            .map(|(i, _)| i)
+            .collect();
+        // System, then the last three messages with text (calls have none).
+        assert_eq!(marked_at, [0, 3, 5, 7]);
+        assert_eq!(value["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            value["messages"][1],
+            json!({"role": "user", "content": "u"})
+        );
     }
 }

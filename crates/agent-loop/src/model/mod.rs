@@ -78,6 +78,83 @@ pub fn build_client(settings: ClientSettings) -> Result<Arc<dyn ModelClient>> {
     })
 }
 
+/// Benchmark entry point: one wire's per-request work without the network —
+/// the body it would send and the parse of a reply stream — so the client's
+/// own overhead can be measured (`examples/client_overhead.rs`).
+#[doc(hidden)]
+pub struct WireCodec {
+    client: CodecClient,
+}
+
+enum CodecClient {
+    Chat(ChatCompletionsClient),
+    Anthropic(AnthropicClient),
+    Responses(ResponsesClient),
+}
+
+impl WireCodec {
+    /// The codec of `settings.wire`; nothing is sent anywhere.
+    pub fn new(settings: ClientSettings) -> Result<Self> {
+        let client = match settings.wire {
+            Wire::Chat => CodecClient::Chat(ChatCompletionsClient::new(settings)?),
+            Wire::Anthropic => CodecClient::Anthropic(AnthropicClient::new(settings)?),
+            Wire::Responses => CodecClient::Responses(ResponsesClient::new(settings)?),
+        };
+        Ok(Self { client })
+    }
+
+    /// The request body, exactly as the client would send it.
+    pub fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>> {
+        match &self.client {
+            CodecClient::Chat(client) => client.encode(request),
+            CodecClient::Anthropic(client) => client.encode(request),
+            CodecClient::Responses(client) => client.encode(request),
+        }
+    }
+
+    /// Decodes an SSE reply fed in `read_size` pieces (as network reads
+    /// arrive) and assembles it, handing every update to `on_update`.
+    pub fn parse_stream(
+        &self,
+        sse: &[u8],
+        read_size: usize,
+        on_update: UpdateSink<'_>,
+    ) -> Result<Completion> {
+        match &self.client {
+            CodecClient::Chat(_) => parse_with::<chunk::ReplyAssembler>(sse, read_size, on_update),
+            CodecClient::Anthropic(_) => {
+                parse_with::<anthropic::AnthropicAssembler>(sse, read_size, on_update)
+            }
+            CodecClient::Responses(_) => {
+                parse_with::<responses::ResponsesAssembler>(sse, read_size, on_update)
+            }
+        }
+    }
+}
+
+fn parse_with<A: StreamAssembler>(
+    sse: &[u8],
+    read_size: usize,
+    on_update: UpdateSink<'_>,
+) -> Result<Completion> {
+    let mut decoder = sse::SseDecoder::default();
+    let mut assembler = A::default();
+    for piece in sse.chunks(read_size.max(1)) {
+        for data in decoder.push(piece) {
+            assembler.accept(&data, on_update)?;
+        }
+        if assembler.saw_done() {
+            break;
+        }
+    }
+    if !assembler.saw_done()
+        && let Some(data) = decoder.finish()
+    {
+        assembler.accept(&data, on_update)?;
+    }
+    assembler.finish()
+}
+
 /// Fuzzing entry point: runs `pieces` (one network read each) through the SSE
 /// decoder and returns every `data` payload, including one left open at the end.
 #[doc(hidden)]
@@ -104,4 +181,56 @@ pub fn fuzz_assemble(payloads: &[String]) -> Result<Completion> {
         }
     }
     assembler.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use test_support::{ModelWire, ScriptedReply};
+
+    #[test]
+    fn the_bench_codec_encodes_and_parses_like_the_client_on_every_wire() {
+        let reply = ScriptedReply::text("all done")
+            .with_tool_calls([("c1", "skills_list", "{}")])
+            .with_reasoning("thinking");
+        for (wire, mock) in [
+            (Wire::Chat, ModelWire::Chat),
+            (Wire::Anthropic, ModelWire::Anthropic),
+            (Wire::Responses, ModelWire::Responses),
+        ] {
+            let codec =
+                WireCodec::new(ClientSettings::new("http://127.0.0.1:9/v1").with_wire(wire))
+                    .unwrap();
+            let request = ChatRequest {
+                model: "m".into(),
+                messages: vec![ChatMessage::system("s"), ChatMessage::user("u")],
+                tools: None,
+                purpose: RequestPurpose::Turn,
+                session_id: "sess".into(),
+            };
+            let body: serde_json::Value =
+                serde_json::from_slice(&codec.encode(&request).unwrap()).unwrap();
+            assert_eq!(body["model"], "m", "{wire:?}");
+            let sse: String = reply
+                .frames_for(mock)
+                .iter()
+                .map(|data| format!("data: {data}\n\n"))
+                .collect();
+            let mut reasoning = String::new();
+            // Read sizes that split frames anywhere must not matter.
+            for read_size in [7, 4096] {
+                reasoning.clear();
+                let completion = codec
+                    .parse_stream(sse.as_bytes(), read_size, &mut |update| {
+                        if let StreamUpdate::ReasoningDelta(text) = update {
+                            reasoning.push_str(&text);
+                        }
+                    })
+                    .unwrap();
+                assert_eq!(completion.content, "all done", "{wire:?}");
+                assert_eq!(completion.tool_calls.len(), 1, "{wire:?}");
+                assert_eq!(reasoning, "thinking", "{wire:?}");
+            }
+        }
+    }
 }

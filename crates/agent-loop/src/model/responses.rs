@@ -17,6 +17,8 @@ pub struct ResponsesClient {
     transport: Transport,
     max_output_tokens: Option<u32>,
     reasoning_effort: Option<String>,
+    /// Whether `prompt_cache_key` is sent (on unless the profile turns it off).
+    prompt_cache_key: bool,
 }
 
 #[derive(Serialize)]
@@ -29,7 +31,8 @@ struct WireRequest<'a> {
     tools: Option<Value>,
     stream: bool,
     store: bool,
-    prompt_cache_key: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -51,6 +54,7 @@ impl ResponsesClient {
             transport,
             max_output_tokens: settings.max_output_tokens,
             reasoning_effort: settings.reasoning_effort,
+            prompt_cache_key: settings.prompt_cache_key.unwrap_or(true),
         })
     }
 
@@ -94,7 +98,7 @@ impl ResponsesClient {
             tools,
             stream: true,
             store: false,
-            prompt_cache_key: &request.session_id,
+            prompt_cache_key: self.prompt_cache_key.then_some(request.session_id.as_str()),
             reasoning,
             include,
             max_output_tokens: self.max_output_tokens,
@@ -514,6 +518,14 @@ mod tests {
         assert_eq!(value["input"][4]["call_id"], "c1");
         let plain: Value = serde_json::from_slice(&client(None).encode(&request).unwrap()).unwrap();
         assert!(plain.get("include").is_none() && plain.get("reasoning").is_none());
+
+        // `prompt_cache_key: false` in the profile leaves the key out.
+        let mut settings = ClientSettings::new("http://127.0.0.1:1/v1");
+        settings.prompt_cache_key = Some(false);
+        let keyless = ResponsesClient::new(settings).unwrap();
+        let value: Value = serde_json::from_slice(&keyless.encode(&request).unwrap()).unwrap();
+        assert!(value.get("prompt_cache_key").is_none(), "{value}");
+        assert_eq!(value["store"], false);
     }
 
     #[test]

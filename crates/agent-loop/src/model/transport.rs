@@ -59,8 +59,12 @@ pub struct ClientSettings {
     pub max_output_tokens: Option<u32>,
     /// Anthropic: how long cached prefixes live.
     pub cache_ttl: CacheTtl,
-    /// Chat: send the session id as `prompt_cache_key` (Responses always does).
-    pub prompt_cache_key: bool,
+    /// Send the session id as `prompt_cache_key`; `None` is the wire's
+    /// default (off on Chat, where not every server accepts it; on for Responses).
+    pub prompt_cache_key: Option<bool>,
+    /// Chat: Anthropic `cache_control` markers for routers that proxy Claude
+    /// models (OpenRouter); their lifetime follows `cache_ttl`.
+    pub cache_control: bool,
     /// When set, every usage record carries its cost.
     pub prices: Option<Prices>,
     /// Responses: the reasoning effort to ask for; it also asks for the
@@ -79,7 +83,8 @@ impl ClientSettings {
             headers: Vec::new(),
             max_output_tokens: None,
             cache_ttl: CacheTtl::default(),
-            prompt_cache_key: false,
+            prompt_cache_key: None,
+            cache_control: false,
             prices: None,
             reasoning_effort: None,
         }
@@ -218,8 +223,16 @@ impl Transport {
         let mut retries = 0u32;
         loop {
             let mut assembler = A::default();
-            let error = match self.attempt(body, request, &mut assembler, on_update).await {
-                Ok(()) => return self.priced(assembler.finish()?),
+            let outcome = self.attempt(body, request, &mut assembler, on_update).await;
+            let emitted = assembler.emitted();
+            let error = match outcome {
+                Ok(()) => {
+                    let completion = assembler.finish()?;
+                    match empty_reply(&completion) {
+                        None => return self.priced(completion),
+                        Some(error) => error,
+                    }
+                }
                 Err(error) => error,
             };
             if !error.is_retryable() {
@@ -253,7 +266,7 @@ impl Transport {
                 error = %error,
                 "model request failed; retrying"
             );
-            if assembler.emitted() {
+            if emitted {
                 on_update(StreamUpdate::Reset);
             }
             on_update(StreamUpdate::Retry {
@@ -410,6 +423,16 @@ impl Transport {
             detail: error_chain(err),
         }
     }
+}
+
+/// The error for a reply that says nothing: no text (whitespace does not
+/// count) and no tool call. Reasoning alone is not an answer.
+fn empty_reply(completion: &Completion) -> Option<ModelError> {
+    (completion.content.trim().is_empty() && completion.tool_calls.is_empty()).then(|| {
+        ModelError::EmptyReply {
+            finish_reason: completion.finish_reason.clone(),
+        }
+    })
 }
 
 fn is_json(response: &Response) -> bool {

@@ -203,6 +203,8 @@ impl Session {
                 });
             }
         };
-        Ok(self.client.stream_chat(&request, &mut on_update).await?)
+        let completion = self.client.stream_chat(&request, &mut on_update).await?;
+        self.record_usage(purpose, completion.usage.as_ref());
+        Ok(completion)
     }
 }

@@ -10,7 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::invocation::{InvocationVia, parse_invocation, render_invocation};
-use crate::model::{ChatMessage, ChatRequest, Completion, RequestPurpose, StreamUpdate, ToolCall};
+use crate::model::{
+    ChatMessage, ChatRequest, Completion, RequestPurpose, StreamUpdate, ToolCall, Usage,
+};
 use crate::tools::ToolContext;
 use crate::{Error, Result};
 
@@ -216,6 +218,10 @@ impl Session {
             StreamUpdate::TextDelta(text) if stream_text => {
                 events.send(Event::AssistantDelta { text })
             }
+            // Shown as it streams; the completion's content never includes it.
+            StreamUpdate::ReasoningDelta(text) if stream_text => {
+                events.send(Event::ReasoningDelta { text })
+            }
             StreamUpdate::Retry {
                 attempt,
                 delay_ms,
@@ -240,7 +246,18 @@ impl Session {
                 cost_usd: usage.cost_usd,
             });
         }
+        self.record_usage(purpose, completion.usage.as_ref());
         Ok(completion)
+    }
+
+    /// Stores what a request used, for `knack sessions show`. A failed write
+    /// only loses the statistic, so it is logged rather than ending the turn.
+    pub(crate) fn record_usage(&self, purpose: RequestPurpose, usage: Option<&Usage>) {
+        if let Some(usage) = usage
+            && let Err(e) = self.store.record_usage(&self.id, purpose, usage)
+        {
+            tracing::warn!(error = %e, session = %self.id, "could not store the request's usage");
+        }
     }
 }
 

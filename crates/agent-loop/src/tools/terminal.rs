@@ -4,7 +4,8 @@
 //! list of destructive patterns, and runs outside the sandbox, wait for the user's approval.
 
 use std::collections::VecDeque;
-use std::io::Read;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
@@ -243,7 +244,9 @@ async fn run(
     // If the caller drops this future mid-run, the whole group goes with it.
     let mut guard = GroupGuard(pgid);
 
-    let collected = Arc::new(Mutex::new(Collector::new(cap_chars.saturating_mul(4))));
+    let collector = Collector::new(cap_chars.saturating_mul(4))
+        .spill_to(full_output_path(&ctx.session_id), cap_chars);
+    let collected = Arc::new(Mutex::new(collector));
     let sink = Arc::clone(&collected);
     let drained = tokio::task::spawn_blocking(move || drain(reader, &sink));
 
@@ -264,7 +267,13 @@ async fn run(
         guard.0 = None;
     }
     let drained_in_time = tokio::time::timeout(DRAIN_GRACE, drained).await.is_ok();
-    let output = lock(&collected).render(cap_chars);
+    let (output, full_output) = {
+        let collector = lock(&collected);
+        (
+            collector.render(cap_chars),
+            collector.spilled().map(Path::to_path_buf),
+        )
+    };
     let denial = sandbox.and_then(|_| boundary::denial_hint(ctx, &output.text));
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
@@ -274,6 +283,9 @@ async fn run(
     });
     if output.truncated {
         result["truncated"] = json!(true);
+        if let Some(path) = &full_output {
+            result["full_output"] = json!(path.display().to_string());
+        }
     }
     if !drained_in_time {
         result["note"] = json!(
@@ -355,12 +367,36 @@ fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collector>) {
     }
 }
 
-/// Keeps the first and the last `limit` bytes of a stream of any length.
+/// Keeps the first and the last `limit` bytes of a stream of any length;
+/// once the stream passes `spill_at` bytes (more than the result can show),
+/// the whole of it also goes to a file the model can read.
 struct Collector {
     limit: usize,
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: usize,
+    spill: Option<Spill>,
+}
+
+/// Where a long output is saved in full.
+struct Spill {
+    /// Output longer than this many bytes is saved.
+    at: usize,
+    path: PathBuf,
+    /// Open once the output passed `at`; `None` before, or after a write failed.
+    file: Option<std::fs::File>,
+    started: bool,
+}
+
+impl Spill {
+    fn write(&mut self, bytes: &[u8]) {
+        if let Some(file) = &mut self.file
+            && let Err(e) = file.write_all(bytes)
+        {
+            tracing::debug!("saving the full output to {}: {e}", self.path.display());
+            self.file = None;
+        }
+    }
 }
 
 struct Rendered {
@@ -375,10 +411,45 @@ impl Collector {
             head: Vec::new(),
             tail: VecDeque::new(),
             total: 0,
+            spill: None,
         }
     }
 
+    /// Saves the whole output to `path` once it is longer than `at` bytes.
+    fn spill_to(mut self, path: PathBuf, at: usize) -> Self {
+        self.spill = Some(Spill {
+            at,
+            path,
+            file: None,
+            started: false,
+        });
+        self
+    }
+
+    /// The file holding the whole output, when it was saved.
+    fn spilled(&self) -> Option<&Path> {
+        self.spill
+            .as_ref()
+            .filter(|s| s.started && s.file.is_some())
+            .map(|s| s.path.as_path())
+    }
+
     fn push(&mut self, mut bytes: &[u8]) {
+        if let Some(spill) = &mut self.spill {
+            if !spill.started && self.total + bytes.len() > spill.at {
+                // Everything so far is still in head and tail: the spill
+                // starts before the first byte could be dropped.
+                spill.started = true;
+                spill.file = open_private(&spill.path);
+                spill.write(&self.head);
+                let (a, b) = self.tail.as_slices();
+                spill.write(a);
+                spill.write(b);
+            }
+            if spill.started {
+                spill.write(bytes);
+            }
+        }
         self.total += bytes.len();
         let room = self.limit.saturating_sub(self.head.len());
         let into_head = room.min(bytes.len());
@@ -431,15 +502,49 @@ impl Collector {
             let kept = front[..front_end].len() + back[back_start..].len();
             format!("about {} bytes", self.total.saturating_sub(kept))
         };
+        let saved = match self.spilled() {
+            Some(path) => format!("; all of it is in {}", path.display()),
+            None => String::new(),
+        };
         Rendered {
             text: format!(
-                "{}\n\n[… {omitted} of output cut here …]\n\n{}",
+                "{}\n\n[… {omitted} of output cut here{saved} …]\n\n{}",
                 &front[..front_end],
                 back[back_start..].trim_start_matches('\u{fffd}')
             ),
             truncated: true,
         }
     }
+}
+
+/// A new file only the user can read, in a folder only the user can enter.
+fn open_private(path: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let parent = path.parent()?;
+    if let Err(e) = knack_config::private::create_dir_private(parent) {
+        tracing::debug!("cannot make {}: {e}", parent.display());
+        return None;
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| tracing::debug!("cannot create {}: {e}", path.display()))
+        .ok()
+}
+
+/// Where the full output of one long command is saved: the temp folder (a
+/// writable root, so the model can read it back), one file per command.
+fn full_output_path(session_id: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    std::env::temp_dir()
+        .join("knack-output")
+        .join(format!("{session_id}-{stamp}-{n}.log"))
 }
 
 #[cfg(test)]
@@ -517,6 +622,28 @@ mod tests {
         let out = small.render(100);
         assert_eq!(out.text, "short");
         assert!(!out.truncated);
+    }
+
+    #[test]
+    fn a_long_output_is_saved_whole_and_the_marker_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out/full.log");
+        let mut c = Collector::new(64).spill_to(path.clone(), 100);
+        let text: String = (0..500).map(|i| format!("{i:04}\n")).collect();
+        for chunk in text.as_bytes().chunks(37) {
+            c.push(chunk);
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        let out = c.render(50);
+        assert!(
+            out.text.contains(&path.display().to_string()),
+            "{}",
+            out.text
+        );
+        let mut short = Collector::new(64).spill_to(dir.path().join("none.log"), 100);
+        short.push(b"tiny");
+        assert!(short.spilled().is_none());
+        assert!(!dir.path().join("none.log").exists());
     }
 
     #[test]

@@ -26,7 +26,7 @@ fn an_empty_database_is_migrated_and_reopening_is_harmless() {
     let dir = tempfile::tempdir().unwrap();
     let home = KnackHome::at(dir.path().join("home"));
     let store = SessionStore::open(&home).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     assert!(home.state_db().exists());
     let id = store.create_session(&new_session("m")).unwrap();
     assert_eq!(store.load_session(&id).unwrap().meta.catalog, None);
@@ -35,7 +35,7 @@ fn an_empty_database_is_migrated_and_reopening_is_harmless() {
         .unwrap();
     drop(store);
     let again = SessionStore::open(&home).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 2);
+    assert_eq!(again.schema_version().unwrap(), 4);
     assert_eq!(
         again.load_session(&id).unwrap().meta.catalog,
         Some(vec!["user:a".to_owned(), "user:b/c".to_owned()])
@@ -234,6 +234,82 @@ fn delete_removes_the_session_its_messages_and_their_index() {
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].session_id, keep);
     assert_eq!(store.list().unwrap().len(), 1);
+}
+
+#[test]
+fn usage_is_recorded_per_request_and_totalled_per_session() {
+    use agent_loop::model::{RequestPurpose, Usage};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(&KnackHome::at(dir.path())).unwrap();
+    let id = store.create_session(&new_session("m")).unwrap();
+    let other = store.create_session(&new_session("m")).unwrap();
+    assert_eq!(store.usage_totals(&id).unwrap(), Default::default());
+    let turn = Usage {
+        prompt_tokens: 1000,
+        completion_tokens: 40,
+        cached_tokens: Some(700),
+        cache_write_tokens: Some(200),
+        reasoning_tokens: Some(12),
+        cost_usd: Some(0.25),
+    };
+    let unpriced = Usage {
+        prompt_tokens: 500,
+        completion_tokens: 10,
+        cached_tokens: Some(450),
+        ..Usage::default()
+    };
+    store
+        .record_usage(&id, RequestPurpose::Turn, &turn)
+        .unwrap();
+    store
+        .record_usage(&id, RequestPurpose::Review, &turn)
+        .unwrap();
+    store
+        .record_usage(&id, RequestPurpose::Compact, &unpriced)
+        .unwrap();
+    store
+        .record_usage(&other, RequestPurpose::Turn, &turn)
+        .unwrap();
+
+    let totals = store.load_session(&id).unwrap().usage;
+    assert_eq!(totals.requests, 3);
+    assert_eq!(totals.fresh_input_tokens, 100 + 100 + 50);
+    assert_eq!(totals.cache_read_tokens, 700 + 700 + 450);
+    assert_eq!(totals.cache_write_tokens, 400);
+    assert_eq!(totals.output_tokens, 90);
+    assert_eq!(totals.reasoning_tokens, 24);
+    assert_eq!(totals.priced_requests, 2);
+    assert!((totals.cost_usd.unwrap() - 0.5).abs() < 1e-9, "{totals:?}");
+    let json = serde_json::to_value(store.load_session(&id).unwrap()).unwrap();
+    assert_eq!(json["usage"]["cache_write_tokens"], 400);
+
+    // The records go with their session.
+    store.delete(&id).unwrap();
+    assert_eq!(store.usage_totals(&id).unwrap().requests, 0);
+    assert_eq!(store.usage_totals(&other).unwrap().requests, 1);
+}
+
+#[test]
+fn a_version_3_database_gains_the_usage_table_and_keeps_its_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = KnackHome::at(dir.path());
+    let store = SessionStore::open(&home).unwrap();
+    let id = store.create_session(&new_session("m")).unwrap();
+    store
+        .append_message(&id, &ChatMessage::user("kept"))
+        .unwrap();
+    drop(store);
+    // Step back to what the previous build left: no usage table, version 3.
+    let conn = rusqlite::Connection::open(home.state_db()).unwrap();
+    conn.execute_batch("DROP TABLE request_usage; PRAGMA user_version = 3;")
+        .unwrap();
+    drop(conn);
+    let store = SessionStore::open(&home).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 4);
+    let stored = store.load_session(&id).unwrap();
+    assert_eq!(stored.messages.len(), 1);
+    assert_eq!(stored.usage.requests, 0);
+    assert_eq!(stored.usage.cost_usd, None);
 }
 
 #[tokio::test]

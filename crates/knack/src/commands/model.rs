@@ -194,7 +194,8 @@ export {variable}=… or add it to $KNACK_HOME/.env"
         .collect();
     settings.max_output_tokens = profile.max_output_tokens;
     settings.cache_ttl = profile.cache_ttl;
-    settings.prompt_cache_key = profile.prompt_cache_key.unwrap_or(false);
+    settings.prompt_cache_key = profile.prompt_cache_key;
+    settings.cache_control = profile.cache_control;
     settings.prices = profile.prices;
     settings.reasoning_effort = profile.reasoning_effort.clone();
     Ok(settings)

@@ -39,6 +39,27 @@ fn skills_index(ctx: &Context, options: &IndexOptions) -> String {
     })
 }
 
+/// The tool names a session gets: the toolsets' tools, then the tools of the
+/// configured MCP servers (started here, as a session would, and stopped), so
+/// skills that require an MCP tool show exactly as they would in a session.
+fn session_tools(ctx: &Context, toolsets: &[String]) -> anyhow::Result<Vec<String>> {
+    if ctx.config.mcp_servers.is_empty() {
+        return Ok(tools_for_toolsets(toolsets));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(async {
+        let builder = agent_loop::ToolRegistry::builder().builtin_toolsets(toolsets);
+        let registry = match agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await {
+            Some(hub) => builder.mcp(&hub).build(),
+            None => builder.build(),
+        };
+        registry.names().into_iter().map(str::to_owned).collect()
+    }))
+}
+
 fn show(json: bool) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let toolsets = ctx.config.agent.toolsets.clone();
@@ -56,7 +77,7 @@ fn show(json: bool) -> anyhow::Result<u8> {
             model,
         },
         platform: Platform::Cli,
-        tools: tools_for_toolsets(&toolsets),
+        tools: session_tools(&ctx, &toolsets)?,
         toolsets,
     };
     let index = skills_index(&ctx, &IndexOptions::from_inputs(&inputs));

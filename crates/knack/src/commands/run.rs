@@ -265,7 +265,11 @@ impl Renderer {
             } => self.note(&format!(
                 "refused to run `{command}` ({reason}); rerun with --yolo to allow it"
             )),
-            Event::AssistantDelta { .. } | Event::ToolCallOutput { .. } | Event::Usage { .. } => {}
+            // Thinking is not part of the answer; text mode shows only the answer.
+            Event::AssistantDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ToolCallOutput { .. }
+            | Event::Usage { .. } => {}
         }
     }
 

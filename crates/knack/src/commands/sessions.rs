@@ -2,7 +2,7 @@
 //! as tables and transcripts for people and as CONTRACT.md's JSON for scripts.
 
 use agent_loop::model::Role;
-use agent_loop::{SessionStore, StoredSession};
+use agent_loop::{SessionStore, StoredSession, UsageTotals};
 
 use crate::cli::SessionsCommand;
 use crate::exit;
@@ -125,6 +125,9 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
             if meta.cwd.is_empty() { "-" } else { &meta.cwd },
         ))
     );
+    if let Some(line) = usage_line(&session.usage) {
+        println!("{}", dim(&line));
+    }
     for c in &session.compactions {
         println!(
             "{}",
@@ -167,6 +170,34 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// One line totalling the session's tokens and cost; `None` before any
+/// request reported usage.
+fn usage_line(usage: &UsageTotals) -> Option<String> {
+    if usage.requests == 0 {
+        return None;
+    }
+    let plural = if usage.requests == 1 { "" } else { "s" };
+    let mut line = format!(
+        "usage: {} request{plural} · {} fresh input · {} cache read · {} cache write · {} output tokens",
+        usage.requests,
+        usage.fresh_input_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.output_tokens,
+    );
+    if usage.reasoning_tokens > 0 {
+        line.push_str(&format!(" ({} reasoning)", usage.reasoning_tokens));
+    }
+    if let Some(cost) = usage.cost_usd {
+        line.push_str(&format!(" · ${cost:.4}"));
+        let unpriced = usage.requests - usage.priced_requests.min(usage.requests);
+        if unpriced > 0 {
+            line.push_str(&format!(" ({unpriced} without prices not counted)"));
+        }
+    }
+    Some(line)
 }
 
 fn search(store: &SessionStore, query: &str, json_out: bool) -> anyhow::Result<u8> {

@@ -572,6 +572,7 @@ impl App {
                 self.note(NoteKind::Subtle, format!("skill loaded: {name} ({how})"));
             }
             AgentEvent::AssistantDelta { text } => self.transcript.append_delta(&text),
+            AgentEvent::ReasoningDelta { text } => self.transcript.append_reasoning(&text),
             AgentEvent::ToolCallBegin {
                 call_id,
                 name,

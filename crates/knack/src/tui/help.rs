@@ -20,8 +20,14 @@ const KEYS: [(&str, &str); 14] = [
     ("ctrl-d", "quit"),
     ("pgup / pgdn, wheel", "scroll the transcript"),
     ("ctrl-end", "jump to the bottom"),
-    ("alt-↑ / alt-↓", "select an older / newer tool call"),
-    ("ctrl-o", "expand or collapse the selected tool output"),
+    (
+        "alt-↑ / alt-↓",
+        "select an older / newer tool call or thinking",
+    ),
+    (
+        "ctrl-o",
+        "expand or collapse the selected tool output or thinking",
+    ),
     ("esc", "close an overlay, clear the selection"),
     ("ctrl-u", "clear the input"),
     ("ctrl-l", "redraw the screen"),

@@ -186,6 +186,83 @@ fn snapshot_running_and_finished_tool_calls() {
     insta::assert_snapshot!(screen(&mut app, 80, 20));
 }
 
+fn reasoning(text: &str, size: usize) -> Vec<Event> {
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(size)
+        .map(|c| Event::ReasoningDelta {
+            text: c.iter().collect(),
+        })
+        .collect()
+}
+
+const THINKING: &str = "The user wants the failing test.\nFirst look at the test list.\n\
+Then run only the one that fails.\nThat keeps the output short.";
+
+#[test]
+fn snapshot_thinking_streams_dimmed_then_folds_under_the_answer() {
+    let (mut app, _rx) = app();
+    type_text(&mut app, "which test fails?");
+    app.handle_key(key(KeyCode::Enter));
+    feed(&mut app, reasoning(THINKING, 9));
+    insta::assert_snapshot!("thinking_streaming", screen(&mut app, 60, 14));
+    feed(&mut app, deltas("It is `parser::empty_input`.", 6));
+    feed(
+        &mut app,
+        vec![
+            Event::AssistantMessage {
+                text: "It is `parser::empty_input`.".into(),
+            },
+            Event::TurnComplete,
+        ],
+    );
+    insta::assert_snapshot!("thinking_folded", screen(&mut app, 60, 14));
+    app.handle_key(ctrl('o'));
+    insta::assert_snapshot!("thinking_expanded", screen(&mut app, 60, 14));
+}
+
+#[test]
+fn thinking_is_never_the_answer_and_a_retry_drops_it() {
+    let (mut app, _rx) = app();
+    type_text(&mut app, "q");
+    app.handle_key(key(KeyCode::Enter));
+    feed(&mut app, reasoning("half a thought", 4));
+    feed(
+        &mut app,
+        vec![Event::Retry {
+            attempt: 1,
+            delay_ms: 10,
+            reason: "stream cut".into(),
+        }],
+    );
+    assert!(
+        !app.transcript()
+            .cells()
+            .any(|c| matches!(c, Cell::Thinking { .. })),
+        "a retry voids the partial thinking"
+    );
+    feed(&mut app, reasoning("whole thought", 5));
+    feed(&mut app, deltas("answer", 3));
+    feed(
+        &mut app,
+        vec![Event::AssistantMessage {
+            text: "answer".into(),
+        }],
+    );
+    let cells: Vec<&Cell> = app.transcript().cells().collect();
+    assert!(matches!(
+        cells[cells.len() - 2],
+        Cell::Thinking { text, streaming: false, expanded: false } if text == "whole thought"
+    ));
+    assert_eq!(
+        cells[cells.len() - 1],
+        &Cell::Assistant {
+            text: "answer".into(),
+            streaming: false
+        }
+    );
+}
+
 #[test]
 fn snapshot_slash_palette_filtered() {
     let (mut app, _rx) = app();

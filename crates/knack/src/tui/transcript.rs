@@ -17,6 +17,8 @@ use super::wrap::{truncate, wrap_spans};
 const COLLAPSED_OUTPUT_LINES: usize = 3;
 /// Output lines an expanded tool card shows at most.
 const EXPANDED_OUTPUT_LINES: usize = 400;
+/// Wrapped lines of thinking shown while it streams (the newest ones).
+const LIVE_THINKING_LINES: usize = 3;
 /// Lines one mouse-wheel notch scrolls.
 pub const WHEEL_LINES: usize = 3;
 
@@ -46,6 +48,13 @@ pub enum Cell {
     Assistant {
         text: String,
         streaming: bool,
+    },
+    /// The model's thinking: dimmed, its newest lines shown while it streams,
+    /// then folded to one line that Ctrl-O unfolds like a tool card.
+    Thinking {
+        text: String,
+        streaming: bool,
+        expanded: bool,
     },
     Tool {
         call_id: String,
@@ -132,7 +141,44 @@ impl Transcript {
         }
     }
 
+    /// The last entry when it is thinking still streaming.
+    fn thinking_index(&self) -> Option<usize> {
+        match self.entries.last() {
+            Some(Entry {
+                cell: Cell::Thinking {
+                    streaming: true, ..
+                },
+                ..
+            }) => Some(self.entries.len() - 1),
+            _ => None,
+        }
+    }
+
+    pub fn append_reasoning(&mut self, delta: &str) {
+        match self.thinking_index() {
+            Some(i) => {
+                let entry = &mut self.entries[i];
+                if let Cell::Thinking { text, .. } = &mut entry.cell {
+                    text.push_str(delta);
+                }
+                entry.changed();
+            }
+            None => {
+                self.settle_stream();
+                self.push(Cell::Thinking {
+                    text: delta.to_owned(),
+                    streaming: true,
+                    expanded: false,
+                });
+            }
+        }
+    }
+
     pub fn append_delta(&mut self, delta: &str) {
+        // The answer starts: the thinking before it is over and folds away.
+        if self.thinking_index().is_some() {
+            self.settle_stream();
+        }
         match self.streaming_index() {
             Some(i) => {
                 let entry = &mut self.entries[i];
@@ -172,13 +218,18 @@ impl Transcript {
         if let Some(i) = self.streaming_index() {
             self.entries.remove(i);
         }
+        if let Some(i) = self.thinking_index() {
+            self.entries.remove(i);
+        }
     }
 
     /// Stops showing a stream as live (turn ended, or a tool call began).
     pub fn settle_stream(&mut self) {
-        if let Some(i) = self.streaming_index() {
+        if let Some(i) = self.streaming_index().or_else(|| self.thinking_index()) {
             let entry = &mut self.entries[i];
-            if let Cell::Assistant { streaming, .. } = &mut entry.cell {
+            if let Cell::Assistant { streaming, .. } | Cell::Thinking { streaming, .. } =
+                &mut entry.cell
+            {
                 *streaming = false;
             }
             entry.changed();
@@ -255,11 +306,12 @@ impl Transcript {
         })
     }
 
+    /// The cards Ctrl-O folds: tool calls and thinking.
     fn tool_indices(&self) -> Vec<usize> {
         self.entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| matches!(e.cell, Cell::Tool { .. }))
+            .filter(|(_, e)| matches!(e.cell, Cell::Tool { .. } | Cell::Thinking { .. }))
             .map(|(i, _)| i)
             .collect()
     }
@@ -304,7 +356,7 @@ impl Transcript {
         if let Some(i) = target
             && let Some(entry) = self.entries.get_mut(i)
         {
-            if let Cell::Tool { expanded, .. } = &mut entry.cell {
+            if let Cell::Tool { expanded, .. } | Cell::Thinking { expanded, .. } = &mut entry.cell {
                 *expanded = !*expanded;
             }
             entry.changed();
@@ -550,6 +602,11 @@ fn render_cell(
             }
             lines
         }
+        Cell::Thinking {
+            text,
+            streaming,
+            expanded,
+        } => render_thinking(text, *streaming, *expanded, width, theme, selected),
         Cell::Tool {
             name,
             arguments,
@@ -583,6 +640,56 @@ fn render_cell(
             out
         }
     }
+}
+
+/// Thinking in dim italics behind a gutter: the newest lines while it
+/// streams, one folded line once the answer starts, all of it expanded.
+fn render_thinking(
+    text: &str,
+    streaming: bool,
+    expanded: bool,
+    width: usize,
+    theme: &Theme,
+    selected: bool,
+) -> Vec<Line<'static>> {
+    let style = theme.dim().patch(theme.italic());
+    let marker = if selected {
+        Span::styled("▶ ", theme.selected())
+    } else {
+        Span::raw("  ")
+    };
+    let gutter = [Span::styled("    ┆ ", theme.gutter())];
+    let mut body = Vec::new();
+    for line in text.trim().lines() {
+        body.extend(wrap_spans(
+            &[Span::styled(line.to_owned(), style)],
+            width,
+            &gutter,
+            &gutter,
+        ));
+    }
+    let count = body.len();
+    let plural = if count == 1 { "" } else { "s" };
+    let head = if streaming {
+        "thinking…".to_owned()
+    } else if expanded {
+        format!("thinking · {count} line{plural} (ctrl-o collapses)")
+    } else {
+        format!("thinking · {count} line{plural} (ctrl-o expands)")
+    };
+    let mut out = wrap_spans(
+        &[Span::styled(head, theme.dim())],
+        width,
+        &[marker, Span::styled("✻ ", theme.dim())],
+        &[Span::raw("    ")],
+    );
+    if streaming && !expanded {
+        let skip = count.saturating_sub(LIVE_THINKING_LINES);
+        out.extend(body.into_iter().skip(skip));
+    } else if expanded {
+        out.extend(body);
+    }
+    out
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -53,8 +53,9 @@ fn three_categories() {
         "Prefers short answers.\n",
     );
     let text = full(&fx);
+    // Under the per-skill cap a description is shown whole.
     assert!(text.contains(
-        "- rotate-certs: Use when TLS certificates are close to expiry and must be...\n"
+        "- rotate-certs: Use when TLS certificates are close to expiry and must be renewed on every edge node\n"
     ));
     insta::assert_snapshot!(text);
 }

@@ -320,3 +320,94 @@ fn every_budget_is_met_as_tightly_as_the_rules_allow() {
     assert!(shown.windows(2).all(|w| w[0] <= w[1]), "{shown:?}");
     assert_eq!(shown.last(), Some(&18));
 }
+
+/// A description shaped like public collections write them.
+fn real_description(i: usize) -> String {
+    format!(
+        "Comprehensive toolkit number {i} covering many formats, options and edge cases in great detail for every situation. Use when the user asks about topic {i}."
+    )
+}
+
+#[test]
+fn a_large_flat_root_shortens_descriptions_instead_of_collapsing() {
+    let fx = Fixture::new();
+    for i in 0..170 {
+        fx.skill(&format!("tool-{i:03}"), &real_description(i), "");
+    }
+    let (prompt, _) = fx.build();
+    let index = &prompt.layer(LayerKind::SkillsIndex).unwrap().text;
+    let budget = fx.config.skills.index_budget_chars;
+    assert!(index.chars().count() <= budget, "{}", index.chars().count());
+    assert!(!index.contains("[names only]"), "{index}");
+    // Every skill keeps its trigger, and most of the budget is used.
+    for i in 0..170 {
+        let line = index
+            .lines()
+            .find(|l| l.starts_with(&format!("- tool-{i:03}: ")))
+            .unwrap_or_else(|| panic!("tool-{i:03} missing: {index}"));
+        assert!(
+            line.ends_with(&format!("Use when the user asks about topic {i}.")),
+            "{line}"
+        );
+    }
+    assert!(
+        index.chars().count() > budget * 3 / 4,
+        "{}",
+        index.chars().count()
+    );
+}
+
+#[test]
+fn shortening_is_even_across_categories_and_roots() {
+    // No trigger phrase: each description is cut at a word near one cap.
+    let plain = |i: usize| {
+        format!(
+            "Summary {i:03} of a toolkit covering many formats, options and edge cases in great detail for every situation one can think of"
+        )
+    };
+    let mut fx = Fixture::new();
+    for i in 0..60 {
+        fx.skill(&format!("big/skill-{i:02}"), &plain(i), "");
+    }
+    for i in 0..3 {
+        fx.skill(&format!("small/tool-{i}"), &plain(100 + i), "");
+    }
+    for i in 0..20 {
+        fx.external_skill(&format!("shared-{i:02}"), &plain(200 + i));
+    }
+    fx.config.skills.index_budget_chars = 8_000;
+    let (prompt, _) = fx.build();
+    let index = &prompt.layer(LayerKind::SkillsIndex).unwrap().text;
+    assert!(index.chars().count() <= 8_000, "{}", index.chars().count());
+    assert!(!index.contains("[names only]"), "{index}");
+    // One cap for all: the shown lengths differ only by where a word ends.
+    let lengths: Vec<usize> = index
+        .lines()
+        .filter(|l| l.starts_with("- "))
+        .map(|l| l.split_once(": ").unwrap().1.chars().count())
+        .collect();
+    assert_eq!(lengths.len(), 83);
+    let (min, max) = (lengths.iter().min().unwrap(), lengths.iter().max().unwrap());
+    assert!(max - min <= 10, "uneven cuts {min}..{max}\n{index}");
+    assert!(*max < 120, "nothing was shortened: {max}");
+}
+
+#[test]
+fn the_description_cap_is_configurable_and_part_of_the_cache_key() {
+    let mut fx = Fixture::new();
+    fx.skill("pdf", &real_description(1), "");
+    let (prompt, _) = fx.build();
+    let wide = prompt.layer(LayerKind::SkillsIndex).unwrap().text.clone();
+    assert!(
+        wide.contains("- pdf: Comprehensive toolkit number 1"),
+        "{wide}"
+    );
+    fx.config.skills.index_description_chars = 60;
+    let (prompt, _) = fx.build();
+    let narrow = &prompt.layer(LayerKind::SkillsIndex).unwrap().text;
+    assert!(
+        narrow.contains("- pdf: Use when the user asks about topic 1.\n")
+            || narrow.contains("- pdf: Use when the user asks about topic 1.<"),
+        "{narrow}"
+    );
+}

@@ -867,8 +867,9 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
         &args.content,
         "content is required for edit: pass the whole new SKILL.md (for small changes use action 'patch')",
     )?;
-    let valid = validate_skill_md(content, SkillMdCheck::Existing)?;
     let skill = find_skill(ctx, &args.name)?;
+    let before = Some(skill.description.as_str());
+    let valid = validate_skill_md(content, SkillMdCheck::Change { before })?;
     check_keeps_name(&skill, &valid.name)?;
     review::check_may_touch(origin, &skill)?;
     review::check_viewed(origin, &skill, &skill.path, "SKILL.md")?;
@@ -965,7 +966,8 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
         })?;
     let mut warnings = Vec::new();
     if rel.is_none() {
-        let valid = validate_skill_md(&patched, SkillMdCheck::Existing).map_err(|v| {
+        let before = Some(skill.description.as_str());
+        let valid = validate_skill_md(&patched, SkillMdCheck::Change { before }).map_err(|v| {
             Refusal::new(format!(
                 "the patch would leave SKILL.md invalid: {}; nothing was changed",
                 v.message

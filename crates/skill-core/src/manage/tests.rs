@@ -172,9 +172,9 @@ fn create_validates_in_order_and_writes_nothing_when_refused() {
     let mut a = base();
     a.content = Some(format!(
         "---\nname: good\ndescription: {}\n---\nbody\n",
-        "x".repeat(61)
+        "x".repeat(1025)
     ));
-    refused(&f.run(a, Actor::User), "the skills index shows 60");
+    refused(&f.run(a, Actor::User), "the limit is 1024");
     let mut a = base();
     a.content = Some("no frontmatter".into());
     refused(&f.run(a, Actor::User), "must start with YAML frontmatter");
@@ -236,11 +236,11 @@ fn edit_replaces_skill_md_and_refuses_renames_and_bad_content() {
     refused(&f.run(a, Actor::User), "content is required for edit");
     assert_eq!(fs::read(&path).unwrap(), before);
     assert_eq!(f.history_len("notes"), 2);
-    // An existing skill may keep a longer description (it only warns).
+    // A long description is accepted; past the soft length it only warns.
     let mut a = SkillManageArgs::new(ManageAction::Edit, "notes");
     a.content = Some(format!(
         "---\nname: notes\ndescription: Use when {}\n---\nbody\n",
-        "y".repeat(70)
+        "y".repeat(600)
     ));
     let v = f.run(a, Actor::User);
     ok(&v);
@@ -759,4 +759,27 @@ fn json_arguments_are_checked_before_anything_runs() {
         v.as_object().unwrap().keys().collect::<Vec<_>>(),
         ["success", "message", "path"]
     );
+}
+
+#[test]
+fn a_body_patch_is_not_refused_for_a_description_it_did_not_touch() {
+    let f = fixture();
+    // Written by hand, past the hard limit: reading is lenient.
+    let long = "Use when ".to_owned() + &"word ".repeat(220);
+    let dir = f.skills().join("wordy");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: wordy\ndescription: {long}\n---\n# wordy\n\n1. step\n"),
+    )
+    .unwrap();
+    let v = f.patch("wordy", "1. step", "1. step\n2. another step");
+    ok(&v);
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("the limit is 1024"), "{v:#}");
+    // Changing the description holds it to the rule.
+    let v = f.patch("wordy", "Use when word", "Use when more word");
+    refused(&v, "the limit is 1024");
+    let v = f.patch("wordy", &long, "Use when a shorter trigger is enough");
+    ok(&v);
 }

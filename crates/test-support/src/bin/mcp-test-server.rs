@@ -2,7 +2,8 @@
 //! crash mid-call or announce a changed tool list, so each client path can be hit on purpose.
 //!
 //! `--hang` never answers `initialize`; `--exit` fails before the handshake; `--extra` adds
-//! tools whose knack names collide or run past 64 characters.
+//! tools whose knack names collide or run past 64 characters. With `MCP_TEST_PID_FILE` set,
+//! it writes its process id there.
 
 use std::future::Future;
 
@@ -166,6 +167,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.iter().any(|a| a == "--hang") {
         // Reads nothing and answers nothing: a server stuck before `initialize`.
         std::future::pending::<()>().await;
+    }
+    // Lets a test find this process after knack is gone.
+    if let Ok(path) = std::env::var("MCP_TEST_PID_FILE") {
+        std::fs::write(path, std::process::id().to_string())?;
     }
     let extra = args.iter().any(|a| a == "--extra");
     let service = TestServer { extra }.serve(rmcp::transport::stdio()).await?;

@@ -1,0 +1,76 @@
+//! Skills laid out the way public collections write them (long descriptions
+//! with the trigger at the end, sibling docs, dot-folders, twin roots).
+
+use serde_json::json;
+
+use super::common::{Env, stdout_json, success};
+
+/// A description shaped like the real ones: boilerplate first, trigger last.
+const LONG_DESCRIPTION: &str = "Comprehensive toolkit for spreadsheet work including formulas, pivot tables, charts, conditional formatting and data validation across many sheets. Use when the user asks to read, create or change an .xlsx workbook.";
+
+#[test]
+fn one_description_rule_for_writes_validate_and_doctor() {
+    let env = Env::new();
+    let content = format!(
+        "---\nname: sheets\ndescription: {LONG_DESCRIPTION}\n---\n# sheets\n\n1. Open the workbook.\n"
+    );
+    let create = json!({"action": "create", "name": "sheets", "content": content});
+    let out = success(
+        env.knack()
+            .args(["tool", "call", "skill_manage", &create.to_string()]),
+    );
+    assert_eq!(stdout_json(&out)["success"], json!(true));
+    let out = success(
+        env.knack()
+            .args(["skills", "validate", "--json"])
+            .arg(env.home_path("skills/sheets")),
+    );
+    let v = stdout_json(&out);
+    assert_eq!(v["invalid"], json!(0), "{v}");
+    assert_eq!(v["results"][0]["warnings"], json!([]), "{v}");
+    // Past the soft length: a warning everywhere, never an error.
+    let wordy = format!("Use when {}", "reading long prose ".repeat(40));
+    env.skill("wordy", "wordy", &wordy);
+    let out = success(
+        env.knack()
+            .args(["skills", "validate", "--json"])
+            .arg(env.home_path("skills/wordy")),
+    );
+    let v = stdout_json(&out);
+    assert!(
+        v["results"][0]["warnings"]
+            .to_string()
+            .contains("rarely read"),
+        "{v}"
+    );
+    let out = success(env.knack().args(["skills", "doctor", "--json"]));
+    let v = stdout_json(&out);
+    let skills = v["skills"].as_array().unwrap();
+    let warnings_of = |name: &str| {
+        skills
+            .iter()
+            .find(|s| s["name"] == json!(name))
+            .map(|s| s["warnings"].to_string())
+            .unwrap()
+    };
+    assert!(warnings_of("wordy").contains("rarely read"));
+    assert!(!warnings_of("sheets").contains("description"), "{v}");
+    // A description over the hard limit is refused by a write.
+    let too_long = format!(
+        "---\nname: huge\ndescription: {}\n---\nbody\n",
+        "x".repeat(1100)
+    );
+    let create = json!({"action": "create", "name": "huge", "content": too_long});
+    let out = env
+        .knack()
+        .args(["tool", "call", "skill_manage", &create.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout_json(&out)["error"]
+            .as_str()
+            .unwrap()
+            .contains("1024")
+    );
+}
