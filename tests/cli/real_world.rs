@@ -74,3 +74,36 @@ fn one_description_rule_for_writes_validate_and_doctor() {
             .contains("1024")
     );
 }
+
+#[test]
+fn linked_files_offer_sibling_docs_and_other_folders() {
+    let env = Env::new();
+    env.skill("pdf", "pdf", LONG_DESCRIPTION)
+        .write("skills/pdf/forms.md", "# Filling forms\n")
+        .write("skills/pdf/LICENSE.txt", "MIT\n")
+        .write("skills/pdf/examples/invoice.json", "{}\n")
+        .write("skills/pdf/scripts/fill.py", "print('fill')\n")
+        .write("skills/pdf/.knack-provenance.json", "{}\n");
+    let out = success(env.knack().args(["skills", "view", "pdf", "--json"]));
+    let v = stdout_json(&out);
+    assert_eq!(
+        v["linked_files"],
+        json!({
+            ".": ["LICENSE.txt", "forms.md"],
+            "scripts": ["scripts/fill.py"],
+            "examples": ["examples/invoice.json"],
+        })
+    );
+    assert!(v.get("linked_files_omitted").is_none(), "{v}");
+    let out = success(
+        env.knack()
+            .args(["skills", "view", "pdf", "--file", "forms.md", "--json"]),
+    );
+    assert_eq!(stdout_json(&out)["content"], json!("# Filling forms\n"));
+    let out = success(
+        env.knack()
+            .args(["skills", "validate", "--json"])
+            .arg(env.home_path("skills/pdf")),
+    );
+    assert_eq!(stdout_json(&out)["results"][0]["warnings"], json!([]));
+}

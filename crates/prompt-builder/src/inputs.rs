@@ -49,28 +49,6 @@ pub struct PromptInputs {
     pub system_message: Option<String>,
 }
 
-/// Every toolset and its tools, in the fixed order tool specs are built.
-pub const TOOLSETS: [(&str, &[&str]); 5] = [
-    ("skills", &["skills_list", "skill_view", "skill_manage"]),
-    ("terminal", &["terminal"]),
-    (
-        "file",
-        &["read_file", "write_file", "patch", "search_files"],
-    ),
-    ("memory", &["memory"]),
-    ("session_search", &["session_search"]),
-];
-
-/// The tools registered by the enabled `toolsets`, in the table's order;
-/// unknown toolset names contribute nothing.
-pub fn tools_for_toolsets(toolsets: &[String]) -> Vec<String> {
-    TOOLSETS
-        .iter()
-        .filter(|(set, _)| toolsets.iter().any(|t| t.trim() == *set))
-        .flat_map(|(_, tools)| tools.iter().map(|t| (*t).to_owned()))
-        .collect()
-}
-
 /// The UTC calendar date of `time` as `YYYY-MM-DD` (the session's start date).
 pub fn utc_date(time: SystemTime) -> String {
     skill_core::clock::utc_date(time)
@@ -90,16 +68,4 @@ mod tests {
         assert_eq!(at(1_735_689_600), "2025-01-01");
     }
 
-    #[test]
-    fn toolsets_map_to_tools_in_table_order() {
-        let sets = vec!["memory".to_owned(), "skills".to_owned(), "nope".to_owned()];
-        assert_eq!(
-            tools_for_toolsets(&sets),
-            ["skills_list", "skill_view", "skill_manage", "memory"]
-        );
-        let all = knack_config::AgentConfig::default().toolsets;
-        let tools = tools_for_toolsets(&all);
-        assert!(tools.contains(&"session_search".to_owned()));
-        assert!(tools.contains(&"search_files".to_owned()));
-    }
 }

@@ -18,7 +18,7 @@ mod skills_index;
 
 pub use context_files::{CONTEXT_FILE_MAX_CHARS, CONTEXT_FILE_NAMES};
 pub use identity::{BUILT_IN_IDENTITY, SOUL_MAX_CHARS};
-pub use inputs::{Platform, PromptInputs, SessionFacts, TOOLSETS, tools_for_toolsets, utc_date};
+pub use inputs::{Platform, PromptInputs, SessionFacts, utc_date};
 pub use memory::{
     MEMORY_ENTRY_DELIMITER, PROVIDER_OUTPUT_MAX_CHARS, PROVIDER_TIMEOUT,
     split_entries as split_memory_entries,

@@ -268,10 +268,11 @@ fn view_main(
         "related_skills".into(),
         json!(skill.frontmatter.related_skills),
     );
-    map.insert(
-        "linked_files".into(),
-        Value::Object(linked_files(&skill.skill_dir)),
-    );
+    let linked = list_linked_files(&skill.skill_dir);
+    map.insert("linked_files".into(), Value::Object(linked.groups));
+    if linked.omitted > 0 {
+        map.insert("linked_files_omitted".into(), json!(linked.omitted));
+    }
     map.insert(
         "readiness_status".into(),
         json!(if missing.is_empty() {
@@ -310,25 +311,96 @@ pub fn cap_for_model(text: &mut String) {
     }
 }
 
-/// Support files grouped by folder, sorted; empty groups left out.
+/// `linked_files` lists at most this many files; the rest are counted.
+pub const MAX_LINKED_FILES: usize = 200;
+/// The walk behind `linked_files` stops after this many files, so a skill
+/// folder holding a data set costs a bounded listing.
+const MAX_WALKED_FILES: usize = 10_000;
+/// The `linked_files` group of the files beside SKILL.md: no folder can be
+/// named `.`, so it never collides with a real one.
+pub const TOP_LEVEL_GROUP: &str = ".";
+
+/// The files of a skill folder the model may read, grouped for `skill_view`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LinkedFiles {
+    /// Group (top folder, or [`TOP_LEVEL_GROUP`]) to sorted relative paths;
+    /// files beside SKILL.md first, then the support folders, then the
+    /// other folders by name; empty groups left out.
+    pub groups: Map<String, Value>,
+    /// Files beyond [`MAX_LINKED_FILES`] that are not listed.
+    pub omitted: usize,
+}
+
+/// Every file of the skill folder except SKILL.md, knack's own files and
+/// other dot-files, and sub-skills (folders outside the support folders that
+/// hold their own SKILL.md), grouped by top folder.
 pub fn linked_files(skill_dir: &Path) -> Map<String, Value> {
-    let mut map = Map::new();
+    list_linked_files(skill_dir).groups
+}
+
+/// `linked_files` with the count of files left out past the cap.
+pub fn list_linked_files(skill_dir: &Path) -> LinkedFiles {
     let real = skill_dir.canonicalize().ok();
-    for group in SUPPORT_DIRS {
-        let mut files = Vec::new();
-        collect_files(
-            &skill_dir.join(group),
-            skill_dir,
-            real.as_deref(),
-            &mut files,
-            0,
-        );
-        files.sort();
-        if !files.is_empty() {
-            map.insert(group.into(), json!(files));
+    let mut files = Vec::new();
+    collect_files(
+        skill_dir,
+        skill_dir,
+        real.as_deref(),
+        &mut files,
+        Walk::SkillTop,
+        0,
+    );
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for file in files {
+        let group = match file.split_once('/') {
+            Some((top, _)) => top.to_owned(),
+            None => TOP_LEVEL_GROUP.to_owned(),
+        };
+        match groups.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, list)) => list.push(file),
+            None => groups.push((group, vec![file])),
         }
     }
-    map
+    // Beside SKILL.md first (a skill's own docs), then the support folders
+    // in their usual order, then the rest: what survives the cap is what
+    // the model most likely needs.
+    let rank = |g: &str| {
+        if g == TOP_LEVEL_GROUP {
+            (0, 0)
+        } else if let Some(i) = SUPPORT_DIRS.iter().position(|d| *d == g) {
+            (1, i)
+        } else {
+            (2, 0)
+        }
+    };
+    groups.sort_by(|(a, _), (b, _)| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+    let mut out = LinkedFiles::default();
+    let mut room = MAX_LINKED_FILES;
+    for (group, mut list) in groups {
+        list.sort();
+        let keep = list.len().min(room);
+        out.omitted += list.len() - keep;
+        room -= keep;
+        list.truncate(keep);
+        if !list.is_empty() {
+            out.groups.insert(group, json!(list));
+        }
+    }
+    out
+}
+
+/// Where `collect_files` is in a skill folder: what it lists there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// The skill folder itself: SKILL.md is the skill, not a linked file.
+    SkillTop,
+    /// Below it, outside the support folders: a folder with its own
+    /// SKILL.md is a sub-skill with files of its own.
+    Inside,
+    /// Inside a support folder: everything is material of this skill.
+    Support,
+    /// Every file, SKILL.md included (the `available_files` of an error).
+    All,
 }
 
 /// Files below `dir`, relative to `base`. A link is listed (or walked) only
@@ -339,9 +411,10 @@ fn collect_files(
     base: &Path,
     real_base: Option<&Path>,
     out: &mut Vec<String>,
+    walk: Walk,
     depth: usize,
 ) {
-    if depth > 8 || out.len() >= 1000 {
+    if depth > 8 || out.len() >= MAX_WALKED_FILES {
         return;
     }
     let Ok(entries) = fs::read_dir(dir) else {
@@ -349,7 +422,8 @@ fn collect_files(
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if name.to_string_lossy().starts_with('.') {
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
             continue;
         }
         let path = entry.path();
@@ -362,8 +436,21 @@ fn collect_files(
             continue;
         }
         match fs::metadata(&path) {
-            Ok(m) if m.is_dir() => collect_files(&path, base, real_base, out, depth + 1),
+            Ok(m) if m.is_dir() => {
+                let inner = match walk {
+                    Walk::SkillTop if SUPPORT_DIRS.contains(&name.as_ref()) => Walk::Support,
+                    Walk::SkillTop | Walk::Inside => Walk::Inside,
+                    other => other,
+                };
+                if inner == Walk::Inside && path.join("SKILL.md").exists() {
+                    continue;
+                }
+                collect_files(&path, base, real_base, out, inner, depth + 1);
+            }
             Ok(_) => {
+                if walk == Walk::SkillTop && name == "SKILL.md" {
+                    continue;
+                }
                 if let Ok(rel) = path.strip_prefix(base) {
                     out.push(rel.to_string_lossy().replace('\\', "/"));
                 }
@@ -506,7 +593,14 @@ fn describe_binary(head: &[u8], rel: &str) -> String {
 fn available_files(skill_dir: &Path) -> Vec<String> {
     let mut files = Vec::new();
     let real = skill_dir.canonicalize().ok();
-    collect_files(skill_dir, skill_dir, real.as_deref(), &mut files, 0);
+    collect_files(
+        skill_dir,
+        skill_dir,
+        real.as_deref(),
+        &mut files,
+        Walk::All,
+        0,
+    );
     files.sort();
     files.truncate(MAX_AVAILABLE_FILES);
     files
@@ -711,5 +805,69 @@ mod tests {
             assert!(error.len() < 1000, "{} bytes", error.len());
             assert!(error.contains("characters)"), "{error}");
         }
+    }
+
+    fn touch(path: &Path) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "x").unwrap();
+    }
+
+    #[test]
+    fn linked_files_offer_every_file_of_the_skill_grouped_by_top_folder() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("pdf");
+        for rel in [
+            "SKILL.md",
+            "LICENSE.txt",
+            "forms.md",
+            "reference.md",
+            "references/api.md",
+            "scripts/fill.py",
+            "examples/a/input.json",
+            "evaluations/cases.md",
+            ".knack-provenance.json",
+            ".git/config",
+            // A sub-skill keeps its own files; one kept in a support folder is material.
+            "nested/SKILL.md",
+            "nested/notes.md",
+            "references/old/SKILL.md",
+        ] {
+            touch(&dir.join(rel));
+        }
+        let listed = list_linked_files(&dir);
+        assert_eq!(listed.omitted, 0);
+        assert_eq!(
+            Value::Object(listed.groups.clone()),
+            json!({
+                ".": ["LICENSE.txt", "forms.md", "reference.md"],
+                "references": ["references/api.md", "references/old/SKILL.md"],
+                "scripts": ["scripts/fill.py"],
+                "evaluations": ["evaluations/cases.md"],
+                "examples": ["examples/a/input.json"],
+            })
+        );
+        let order: Vec<&String> = listed.groups.keys().collect();
+        assert_eq!(
+            order,
+            [".", "references", "scripts", "evaluations", "examples"]
+        );
+    }
+
+    #[test]
+    fn linked_files_are_capped_with_a_count_of_the_rest() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("data");
+        touch(&dir.join("SKILL.md"));
+        touch(&dir.join("guide.md"));
+        for i in 0..(MAX_LINKED_FILES + 25) {
+            touch(&dir.join(format!("assets/img-{i:04}.png")));
+        }
+        let listed = list_linked_files(&dir);
+        assert_eq!(listed.omitted, 26);
+        assert_eq!(listed.groups["."], json!(["guide.md"]));
+        assert_eq!(
+            listed.groups["assets"].as_array().unwrap().len(),
+            MAX_LINKED_FILES - 1
+        );
     }
 }

@@ -418,6 +418,24 @@ mod tests {
     }
 
     #[test]
+    fn sibling_docs_and_licenses_draw_no_warning() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("docx");
+        std::fs::create_dir_all(dir.join("examples")).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            md("docx", "Use when editing .docx files", "Steps."),
+        )
+        .unwrap();
+        for rel in ["LICENSE.txt", "ooxml.md", "examples/memo.md"] {
+            std::fs::write(dir.join(rel), "text").unwrap();
+        }
+        let report = validate_skill_dir(&dir);
+        assert!(report.is_valid(), "{report:?}");
+        assert!(report.warnings.is_empty(), "{report:?}");
+    }
+
+    #[test]
     fn support_paths() {
         for ok in ["references/api.md", "scripts/run.sh", "assets/img/logo.png"] {
             assert!(validate_support_path(ok).is_ok(), "{ok}");
@@ -506,16 +524,15 @@ pub fn validate_skill_dir(dir: &std::path::Path) -> DirValidation {
         })
         .collect();
     names.sort();
+    // Files beside SKILL.md (LICENSE, sibling docs) and other folders
+    // (examples/, evaluations/) are part of the skill as people write them:
+    // `linked_files` offers them, so they draw no warning here.
     for (name, is_dir) in names {
-        if name == "SKILL.md" || name.starts_with('.') {
+        if name.starts_with('.') {
             continue;
         }
         if is_dir && SUPPORT_DIRS.contains(&name.as_str()) {
             check_support_sizes(&dir.join(&name), &name, &mut report);
-        } else if !is_dir {
-            report.warnings.push(format!(
-                "'{name}' is outside the support folders (references/, templates/, scripts/, assets/)"
-            ));
         }
     }
     report

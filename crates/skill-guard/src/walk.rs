@@ -116,15 +116,9 @@ fn read_head(path: &Path) -> Result<Vec<u8>> {
     Ok(head)
 }
 
-#[cfg(unix)]
 fn is_executable(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
     meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    false
 }
 
 #[cfg(test)]
@@ -163,7 +157,6 @@ mod tests {
         assert_eq!(r.content_hash, content_hash(dir.path()).unwrap());
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_symlink_leaving_the_skill_is_critical() {
         let outside = tempfile::tempdir().unwrap();
@@ -213,7 +206,6 @@ mod tests {
         assert_eq!(r.verdict, Verdict::Dangerous);
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_stray_exec_bit_is_reported() {
         use std::os::unix::fs::PermissionsExt;

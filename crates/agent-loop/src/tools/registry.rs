@@ -9,9 +9,19 @@ use serde_json::{Map, Value, json};
 use super::{Tool, ToolContext, ToolError, files, memory, session_search, skills, terminal};
 use crate::{Error, Result};
 
-/// Every toolset and its tools, in the order specs are built; one table,
-/// shared with the system prompt's guidance.
-pub use prompt_builder::TOOLSETS;
+/// Every built-in toolset and its tools, in the fixed order specs are built.
+/// The system prompt gets the names of the session's tools from the registry
+/// (never from its own copy of this table).
+pub const TOOLSETS: [(&str, &[&str]); 5] = [
+    ("skills", &["skills_list", "skill_view", "skill_manage"]),
+    ("terminal", &["terminal"]),
+    (
+        "file",
+        &["read_file", "write_file", "patch", "search_files"],
+    ),
+    ("memory", &["memory"]),
+    ("session_search", &["session_search"]),
+];
 
 /// The tools the self-improvement review may call.
 pub const REVIEW_TOOLS: [&str; 6] = [

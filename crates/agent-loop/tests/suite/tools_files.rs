@@ -83,7 +83,6 @@ async fn write_file_creates_parents_and_replaces_atomically() {
     let target = env.cwd_path("deep/er/file.md");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "one\n");
 
-    #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -96,7 +95,6 @@ async fn write_file_creates_parents_and_replaces_atomically() {
         .await;
     assert_eq!(again["created"], false);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "two\n");
-    #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&target).unwrap().permissions().mode();

@@ -3,7 +3,7 @@
 
 use prompt_builder::{
     IndexOptions, Platform, PromptInputs, SessionFacts, build_system_prompt_with_index, keep_index,
-    kept_index, render_skills_index, tools_for_toolsets,
+    kept_index, render_skills_index,
 };
 use skill_core::snapshot;
 
@@ -44,7 +44,10 @@ fn skills_index(ctx: &Context, options: &IndexOptions) -> String {
 /// skills that require an MCP tool show exactly as they would in a session.
 fn session_tools(ctx: &Context, toolsets: &[String]) -> anyhow::Result<Vec<String>> {
     if ctx.config.mcp_servers.is_empty() {
-        return Ok(tools_for_toolsets(toolsets));
+        let registry = agent_loop::ToolRegistry::builder()
+            .builtin_toolsets(toolsets)
+            .build();
+        return Ok(registry.names().into_iter().map(str::to_owned).collect());
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -4,8 +4,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use knack_config::{Config, KnackHome};
+
+use super::default_tools;
 use prompt_builder::{
-    Platform, PromptInputs, SessionFacts, SystemPrompt, build_system_prompt, tools_for_toolsets,
+    Platform, PromptInputs, SessionFacts, SystemPrompt, build_system_prompt,
 };
 use skill_core::{DiscoveryOptions, Scope, SkillRoot, SkillSet, discover};
 
@@ -25,7 +27,7 @@ impl Fixture {
         let config = Config::default();
         let toolsets = config.agent.toolsets.clone();
         Self {
-            tools: tools_for_toolsets(&toolsets),
+            tools: default_tools(),
             toolsets,
             config,
             dir,

@@ -6,9 +6,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use knack_config::{Config, KnackHome};
+
+use super::default_tools;
 use prompt_builder::{
     IndexOptions, Platform, PromptInputs, SessionFacts, build_system_prompt, clear_index_cache,
-    render_skills_index, tools_for_toolsets,
+    render_skills_index,
 };
 use skill_core::{DiscoveryOptions, Scope, SkillRoot, SkillSet, discover};
 use test_support::print_bench;
@@ -46,7 +48,7 @@ fn bench_skills_index_10k() {
             model: "bench-model".into(),
         },
         platform: Platform::Cli,
-        tools: tools_for_toolsets(&toolsets),
+        tools: default_tools(),
         toolsets,
         system_message: None,
     };

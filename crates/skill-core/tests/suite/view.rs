@@ -80,10 +80,11 @@ fn view_returns_content_links_and_readiness() {
     assert!(content.starts_with("---\nname: deploy"), "frontmatter kept");
     assert!(content.contains(&format!("Run {}/scripts/go.sh in sess-1", dir.display())));
     // Links out of the skill (leak.md, escape-dir) are not offered: skill_view
-    // would refuse to serve them.
+    // would refuse to serve them. Files beside SKILL.md are offered.
     assert_eq!(
         out["linked_files"],
         json!({
+            ".": ["notes.txt"],
             "references": ["references/api.md", "references/old/SKILL.md"],
             "scripts": ["scripts/go.sh"],
             "assets": ["assets/logo.png"],
