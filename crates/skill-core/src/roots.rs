@@ -27,9 +27,30 @@ pub struct DiscoveryOptions {
     pub notices: Vec<String>,
 }
 
+/// Gives every external root after the first a numbered namespace
+/// (`external-2`, `external-3`, in config order), so a skill's qualified id
+/// is unique even when two roots hold the same folder names.
+pub fn number_shared_scopes(roots: &mut [SkillRoot]) {
+    let mut seen: Vec<(Scope, usize)> = Vec::new();
+    for root in roots.iter_mut() {
+        let nth = match seen.iter_mut().find(|(s, _)| *s == root.scope) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                seen.push((root.scope.clone(), 1));
+                1
+            }
+        };
+        root.scope = root.scope.nth(nth);
+    }
+}
+
 impl DiscoveryOptions {
     /// Only the given roots, with default limits; useful for tests and tools.
-    pub fn with_roots(roots: Vec<SkillRoot>) -> Self {
+    pub fn with_roots(mut roots: Vec<SkillRoot>) -> Self {
+        number_shared_scopes(&mut roots);
         let defaults = knack_config::SkillsConfig::default();
         Self {
             roots,
@@ -96,7 +117,7 @@ impl DiscoveryOptions {
         }
 
         for (namespace, dir) in &skills.plugins {
-            if Scope::RESERVED_NAMESPACES.contains(&namespace.as_str())
+            if Scope::is_reserved_namespace(namespace)
                 || namespace.is_empty()
                 || !namespace
                     .chars()
@@ -121,6 +142,7 @@ impl DiscoveryOptions {
             });
         }
 
+        number_shared_scopes(&mut roots);
         Self {
             roots,
             max_depth: skills.scan_max_depth,

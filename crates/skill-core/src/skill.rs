@@ -24,6 +24,13 @@ pub enum Scope {
     User,
     External,
     Plugin(String),
+    /// A second or later external root (two `external_dirs`): the same
+    /// label, a namespace of its own (`external-2`), so no two skills share
+    /// a qualified id.
+    Numbered {
+        label: &'static str,
+        namespace: String,
+    },
 }
 
 impl Scope {
@@ -34,6 +41,7 @@ impl Scope {
             Scope::User => "user",
             Scope::External => "external",
             Scope::Plugin(ns) => ns,
+            Scope::Numbered { namespace, .. } => namespace,
         }
     }
 
@@ -44,7 +52,33 @@ impl Scope {
             Scope::User => "user",
             Scope::External => "external",
             Scope::Plugin(_) => "plugin",
+            Scope::Numbered { label, .. } => label,
         }
+    }
+
+    /// This scope for the `nth` root (counted from 1) that has it: the first
+    /// keeps the plain namespace, later external roots are numbered. Project
+    /// roots are not: a nested project folder keeps `project:` ids.
+    pub fn nth(&self, nth: usize) -> Scope {
+        match self {
+            Scope::External if nth > 1 => Scope::Numbered {
+                label: "external",
+                namespace: format!("external-{nth}"),
+            },
+            other => other.clone(),
+        }
+    }
+
+    /// Whether `namespace` is or looks like one knack gives its own roots
+    /// (`external`, `external-2`), so a plugin may not take it.
+    pub fn is_reserved_namespace(namespace: &str) -> bool {
+        Self::RESERVED_NAMESPACES.iter().any(|r| {
+            namespace == *r
+                || namespace
+                    .strip_prefix(r)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
     }
 
     pub const RESERVED_NAMESPACES: [&'static str; 3] = ["project", "user", "external"];
@@ -248,5 +282,22 @@ mod tests {
             clip_chars(&long, MAX_DESCRIPTION_CHARS).chars().count(),
             MAX_DESCRIPTION_CHARS
         );
+    }
+
+    #[test]
+    fn later_external_roots_are_numbered_and_their_namespaces_reserved() {
+        assert_eq!(Scope::External.nth(1), Scope::External);
+        let second = Scope::External.nth(2);
+        assert_eq!(
+            (second.namespace(), second.label()),
+            ("external-2", "external")
+        );
+        assert_eq!(Scope::Project.nth(2), Scope::Project);
+        for reserved in ["external", "external-2", "project-10", "user"] {
+            assert!(Scope::is_reserved_namespace(reserved), "{reserved}");
+        }
+        for free in ["external-x", "externals", "acme", "external-"] {
+            assert!(!Scope::is_reserved_namespace(free), "{free}");
+        }
     }
 }

@@ -6,11 +6,11 @@ use anyhow::Result;
 use super::{BenchArgs, ExampleFigure, Target, Workspace, run_example_group};
 
 pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
-    let figures = [ExampleFigure {
-        name: "decide_and_rewrite_1000",
-        label: "estimate, threshold, cut and rewritten history, 1,000 messages (median)",
-        target: Target::AtMostMs(5.0),
-    }];
+    let figures = [ExampleFigure::new(
+        "decide_and_rewrite_1000",
+        "estimate, threshold, cut and rewritten history, 1,000 messages (median)",
+        Target::AtMostMs(5.0),
+    )];
     run_example_group(
         ws,
         args,

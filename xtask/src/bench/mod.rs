@@ -271,9 +271,19 @@ pub fn files_named(dir: &Path, name: &str) -> Result<Vec<PathBuf>> {
 
 /// A figure an example prints as a `BENCH name=…` line, with its row label and target.
 pub struct ExampleFigure {
-    pub name: &'static str,
-    pub label: &'static str,
+    pub name: String,
+    pub label: String,
     pub target: Target,
+}
+
+impl ExampleFigure {
+    pub fn new(name: impl Into<String>, label: impl Into<String>, target: Target) -> Self {
+        Self {
+            name: name.into(),
+            label: label.into(),
+            target,
+        }
+    }
 }
 
 /// Runs `cargo run --release -p <package> --example <example>`, turns its
@@ -304,14 +314,8 @@ pub fn run_example_group(
     let lines = parse_bench_lines(&stdout);
     let mut rows = Vec::new();
     for figure in figures {
-        let line = bench_line(&lines, figure.name, &stdout)?;
-        rows.push(Row::new(
-            figure.label,
-            line.value,
-            line.measured(),
-            line.spread(),
-            figure.target,
-        ));
+        let line = bench_line(&lines, &figure.name, &stdout)?;
+        rows.push(Row::from_bench(figure.label.clone(), line, figure.target));
     }
     let table = render_table(&rows);
     println!("\n{table}");

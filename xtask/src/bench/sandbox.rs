@@ -9,31 +9,31 @@ const TARGET_MS: f64 = 5.0;
 
 pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
     let figures = [
-        ExampleFigure {
-            name: "spawn_plain",
-            label: "`true`, spawned and reaped, no sandbox",
-            target: Target::None,
-        },
-        ExampleFigure {
-            name: "spawn_landlock",
-            label: "`true` under workspace-write (Landlock)",
-            target: Target::None,
-        },
-        ExampleFigure {
-            name: "spawn_landlock_mounts",
-            label: "`true` with a protected folder and a hidden file (Landlock + mount namespace)",
-            target: Target::None,
-        },
-        ExampleFigure {
-            name: "overhead_landlock",
-            label: "sandbox setup added, Landlock only (median)",
-            target: Target::AtMostMs(TARGET_MS),
-        },
-        ExampleFigure {
-            name: "overhead_landlock_mounts",
-            label: "sandbox setup added, with mount namespace (median)",
-            target: Target::AtMostMs(TARGET_MS),
-        },
+        ExampleFigure::new(
+            "spawn_plain",
+            "`true`, spawned and reaped, no sandbox",
+            Target::None,
+        ),
+        ExampleFigure::new(
+            "spawn_landlock",
+            "`true` under workspace-write (Landlock)",
+            Target::None,
+        ),
+        ExampleFigure::new(
+            "spawn_landlock_mounts",
+            "`true` with a protected folder and a hidden file (Landlock + mount namespace)",
+            Target::None,
+        ),
+        ExampleFigure::new(
+            "overhead_landlock",
+            "sandbox setup added, Landlock only (median)",
+            Target::AtMostMs(TARGET_MS),
+        ),
+        ExampleFigure::new(
+            "overhead_landlock_mounts",
+            "sandbox setup added, with mount namespace (median)",
+            Target::AtMostMs(TARGET_MS),
+        ),
     ];
     run_example_group(
         ws,

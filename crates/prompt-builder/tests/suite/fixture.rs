@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use knack_config::{Config, KnackHome};
 
 use super::default_tools;
-use prompt_builder::{
-    Platform, PromptInputs, SessionFacts, SystemPrompt, build_system_prompt,
-};
+use prompt_builder::{Platform, PromptInputs, SessionFacts, SystemPrompt, build_system_prompt};
 use skill_core::{DiscoveryOptions, Scope, SkillRoot, SkillSet, discover};
 
 pub struct Fixture {

@@ -123,6 +123,55 @@ fn collisions_across_roots_and_categories_are_ambiguous_everywhere() {
 }
 
 #[test]
+fn two_external_roots_with_the_same_skill_get_distinct_qualified_ids() {
+    let user = Tree::new();
+    let first = Tree::new();
+    let second = Tree::new();
+    first.skill(
+        "skill-creator",
+        "skill-creator",
+        "Use when creating skills (first)",
+    );
+    second
+        .skill(
+            "skill-creator",
+            "skill-creator",
+            "Use when creating skills (second)",
+        )
+        .skill("only-here", "only-here", "Use when only here");
+    let set = discover_roots(vec![
+        root(user.path(""), Scope::User),
+        root(first.path(""), Scope::External),
+        root(second.path(""), Scope::External),
+    ]);
+    assert_eq!(
+        names(&set),
+        vec![
+            "external-2:only-here",
+            "external-2:skill-creator",
+            "external:skill-creator"
+        ]
+    );
+    // Both reachable by qualified id; the bare name stays ambiguous.
+    for (qid, marker) in [
+        ("external:skill-creator", "(first)"),
+        ("external-2:skill-creator", "(second)"),
+    ] {
+        match set.resolve(qid) {
+            Resolution::Found(s) => assert!(s.description.contains(marker), "{qid}"),
+            other => panic!("{qid}: {other:?}"),
+        }
+    }
+    assert!(matches!(set.resolve("skill-creator"), Resolution::Ambiguous(c) if c.len() == 2));
+    assert_eq!(set.roots[2].scope.label(), "external");
+    let report = skill_core::doctor_report(&set);
+    assert!(
+        !report.iter().any(|e| e.status == EntryStatus::Skipped),
+        "{report:?}"
+    );
+}
+
+#[test]
 fn the_same_folder_reached_from_two_roots_counts_once() {
     let user = Tree::new();
     user.skill("a/one", "one", "Use when one");
