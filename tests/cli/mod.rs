@@ -2,6 +2,7 @@ mod chat;
 mod common;
 mod config;
 mod context;
+mod daily;
 mod faults;
 mod hub;
 mod load;

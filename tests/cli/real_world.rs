@@ -107,3 +107,65 @@ fn linked_files_offer_sibling_docs_and_other_folders() {
     );
     assert_eq!(stdout_json(&out)["results"][0]["warnings"], json!([]));
 }
+
+#[test]
+fn two_external_roots_with_the_same_skill_are_both_reachable() {
+    let env = Env::new();
+    let first = env.home_path("team-a");
+    let second = env.home_path("team-b");
+    for (dir, who) in [(&first, "team a"), (&second, "team b")] {
+        super::common::write_file(
+            &dir.join("skill-creator/SKILL.md"),
+            &format!("---\nname: skill-creator\ndescription: Use when writing a skill ({who})\n---\n# skill-creator\n\nSteps by {who}.\n"),
+        );
+    }
+    env.write(
+        "config.yaml",
+        &format!(
+            "skills:\n  external_dirs: [\"{}\", \"{}\"]\n",
+            first.display(),
+            second.display()
+        ),
+    );
+    let out = success(env.knack().args(["skills", "list", "--json"]));
+    let v = stdout_json(&out);
+    let ids: Vec<&str> = v["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["qualified_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["external-2:skill-creator", "external:skill-creator"]);
+    assert!(v["skills"].as_array().unwrap().iter().all(|s| s["scope"] == json!("external")));
+    for (qid, who) in [
+        ("external:skill-creator", "team a"),
+        ("external-2:skill-creator", "team b"),
+    ] {
+        let out = success(env.knack().args(["skills", "view", qid, "--json"]));
+        assert!(stdout_json(&out)["content"].as_str().unwrap().contains(who));
+    }
+    let out = env
+        .knack()
+        .args(["skills", "view", "skill-creator", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout_json(&out)["matches"],
+        json!(["external-2:skill-creator", "external:skill-creator"])
+    );
+    let patch = json!({
+        "action": "patch",
+        "name": "external-2:skill-creator",
+        "old_string": "Steps by team b.",
+        "new_string": "Steps by team b, revised.",
+    });
+    success(
+        env.knack()
+            .args(["tool", "call", "skill_manage", &patch.to_string()]),
+    );
+    let text = std::fs::read_to_string(second.join("skill-creator/SKILL.md")).unwrap();
+    assert!(text.contains("revised"), "{text}");
+    let text = std::fs::read_to_string(first.join("skill-creator/SKILL.md")).unwrap();
+    assert!(!text.contains("revised"), "{text}");
+}

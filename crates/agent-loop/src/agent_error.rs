@@ -36,6 +36,12 @@ pub enum Error {
     #[error("no session with id '{0}'; `knack sessions list` shows the stored ones")]
     SessionNotFound(String),
 
+    #[error("'{prefix}' is the start of more than one session id ({}); give more of it", .matches.join(", "))]
+    SessionAmbiguous {
+        prefix: String,
+        matches: Vec<String>,
+    },
+
     #[error("session store holds unreadable data: {0}")]
     Corrupt(String),
 

@@ -168,6 +168,19 @@ pub enum CompactionOutcome {
     NothingToDo,
 }
 
+/// The window a session uses: the one it was given, else the model family's
+/// usual window, else [`DEFAULT_CONTEXT_WINDOW`]. The second value says
+/// whether it was a guess.
+pub fn effective_window(explicit: Option<u64>, model: &str) -> (usize, bool) {
+    match explicit
+        .and_then(|w| usize::try_from(w).ok())
+        .or_else(|| known_window(model))
+    {
+        Some(window) => (window, false),
+        None => (DEFAULT_CONTEXT_WINDOW, true),
+    }
+}
+
 /// The usual context window of well-known model families, by name; the
 /// provider profile or the config wins over this.
 pub fn known_window(model: &str) -> Option<usize> {

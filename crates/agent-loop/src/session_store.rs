@@ -391,7 +391,40 @@ impl SessionStore {
         Ok(())
     }
 
+    /// The full id of the session `id` names: itself, or the one stored id
+    /// it is a prefix of (`2026120` for `20261201-…`). None or several is an error.
+    pub fn resolve_id(&self, id: &str) -> Result<String> {
+        let conn = lock(&self.conn);
+        let exact: Option<String> = conn
+            .query_row("SELECT id FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        if let Some(found) = exact {
+            return Ok(found);
+        }
+        if id.is_empty() {
+            return Err(Error::SessionNotFound(id.to_owned()));
+        }
+        // substr() rather than LIKE: an id may hold `_`, which LIKE treats as a wildcard.
+        let mut stmt = conn.prepare(
+            "SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 6",
+        )?;
+        let matches = stmt
+            .query_map([id], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        match matches.as_slice() {
+            [] => Err(Error::SessionNotFound(id.to_owned())),
+            [only] => Ok(only.clone()),
+            _ => Err(Error::SessionAmbiguous {
+                prefix: id.to_owned(),
+                matches,
+            }),
+        }
+    }
+
+    /// The stored session `session_id` names (a full id or a unique prefix).
     pub fn load_session(&self, session_id: &str) -> Result<StoredSession> {
+        let full_id = self.resolve_id(session_id)?;
+        let session_id = full_id.as_str();
         let conn = lock(&self.conn);
         let meta = conn
             .query_row(

@@ -6,7 +6,7 @@ use agent_protocol::Event;
 
 use super::Session;
 use crate::compaction::{
-    self, CompactionOutcome, ContextBudget, DEFAULT_CONTEXT_WINDOW, ProviderCount,
+    self, CompactionOutcome, ContextBudget, ProviderCount,
 };
 use crate::model::{ChatMessage, ChatRequest, Completion, RequestPurpose, StreamUpdate, Usage};
 use crate::session_store::CompactionRecord;
@@ -16,16 +16,13 @@ use crate::{Error, Result};
 /// `KNACK_CONTEXT_WINDOW`, `model.context_window`), else the model family's
 /// usual window, else a conservative default.
 pub(crate) fn budget_for(window: Option<u64>, model: &str, compact_at: f64) -> ContextBudget {
-    let window = window
-        .and_then(|w| usize::try_from(w).ok())
-        .or_else(|| compaction::known_window(model))
-        .unwrap_or_else(|| {
-            tracing::info!(
-                model,
-                "no context window configured for this model; assuming {DEFAULT_CONTEXT_WINDOW} tokens (set model.context_window or KNACK_CONTEXT_WINDOW)"
-            );
-            DEFAULT_CONTEXT_WINDOW
-        });
+    let (window, guessed) = compaction::effective_window(window, model);
+    if guessed {
+        tracing::info!(
+            model,
+            "no context window configured for this model; assuming {window} tokens (set model.context_window or KNACK_CONTEXT_WINDOW)"
+        );
+    }
     ContextBudget {
         window,
         reserve_output: (window / 8).min(8_192),

@@ -1,6 +1,7 @@
 //! One turn: the user's message (or skill invocation), then model requests and
 //! tool dispatch until the model answers without calling a tool.
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use agent_protocol::{Event, SkillActor, SkillLoadVia, TurnAbortReason};
@@ -15,6 +16,10 @@ use crate::model::{
 };
 use crate::tools::ToolContext;
 use crate::{Error, Result};
+
+/// What an interrupted answer is stored with, so the model knows on the next
+/// turn and the history keeps one assistant message after each user message.
+pub(crate) const INTERRUPTED_MARKER: &str = "[interrupted by the user]";
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,12 +55,22 @@ impl Session {
             if let Some(note) = self.mcp_tools_note() {
                 self.record(ChatMessage::user(note))?;
             }
+            // What streamed so far survives the request future being dropped.
+            let partial = Mutex::new(String::new());
             let result = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
-                result = self.turn_request() => Some(result),
+                result = self.turn_request(&partial) => Some(result),
             };
             let Some(result) = result else {
+                let streamed = match partial.into_inner() {
+                    Ok(text) => text,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                self.record(ChatMessage::assistant(
+                    interrupted_answer(&streamed),
+                    Vec::new(),
+                ))?;
                 return Ok(self.interrupted());
             };
             let (completion, sent) = result?;
@@ -102,15 +117,21 @@ impl Session {
     /// One request of the turn, compacted first when it would not fit; a
     /// provider that still says it is too long gets one compaction and one
     /// retry. Returns the completion and how many messages were sent.
-    async fn turn_request(&mut self) -> Result<(Completion, usize)> {
+    async fn turn_request(&mut self, partial: &Mutex<String>) -> Result<(Completion, usize)> {
         self.compact_if_needed().await?;
         let sent = self.request_len();
-        match self.request(RequestPurpose::Turn, &[]).await {
+        match self
+            .request_into(RequestPurpose::Turn, &[], Some(partial))
+            .await
+        {
             Err(e) if crate::compaction::is_context_overflow(&e.to_string()) => {
                 match self.compact().await? {
                     crate::compaction::CompactionOutcome::Compacted { .. } => {
                         let sent = self.request_len();
-                        Ok((self.request(RequestPurpose::Turn, &[]).await?, sent))
+                        let completion = self
+                            .request_into(RequestPurpose::Turn, &[], Some(partial))
+                            .await?;
+                        Ok((completion, sent))
                     }
                     crate::compaction::CompactionOutcome::NothingToDo => Err(e),
                 }
@@ -205,6 +226,17 @@ impl Session {
         purpose: RequestPurpose,
         extra: &[ChatMessage],
     ) -> Result<Completion> {
+        self.request_into(purpose, extra, None).await
+    }
+
+    /// [`Self::request`], also collecting the answer's text into `partial` as
+    /// it streams (a retry empties it), for an interruption to keep.
+    async fn request_into(
+        &self,
+        purpose: RequestPurpose,
+        extra: &[ChatMessage],
+        partial: Option<&Mutex<String>>,
+    ) -> Result<Completion> {
         let request = ChatRequest {
             model: self.model.clone(),
             messages: self.request_messages(extra),
@@ -214,7 +246,19 @@ impl Session {
         };
         let events = self.events.clone();
         let stream_text = purpose == RequestPurpose::Turn;
-        let mut on_update = move |update: StreamUpdate| match update {
+        let keep = |update: &StreamUpdate| {
+            let Some(partial) = partial else { return };
+            let mut text = match partial.lock() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            match update {
+                StreamUpdate::TextDelta(delta) => text.push_str(delta),
+                StreamUpdate::Reset => text.clear(),
+                _ => {}
+            }
+        };
+        let forward = move |update: StreamUpdate| match update {
             StreamUpdate::TextDelta(text) if stream_text => {
                 events.send(Event::AssistantDelta { text })
             }
@@ -235,6 +279,10 @@ impl Session {
             | StreamUpdate::ReasoningDelta(_)
             | StreamUpdate::ToolCallStarted { .. }
             | StreamUpdate::Reset => {}
+        };
+        let mut on_update = move |update: StreamUpdate| {
+            keep(&update);
+            forward(update)
         };
         let completion = self.client.stream_chat(&request, &mut on_update).await?;
         if let Some(usage) = completion.usage {
@@ -333,6 +381,16 @@ async fn run_call(
         });
     }
     Ok(content)
+}
+
+/// The stored text of an answer cut short: what streamed, then the marker.
+fn interrupted_answer(streamed: &str) -> String {
+    let streamed = streamed.trim_end();
+    if streamed.is_empty() {
+        INTERRUPTED_MARKER.to_owned()
+    } else {
+        format!("{streamed}\n\n{INTERRUPTED_MARKER}")
+    }
 }
 
 fn preview(content: &str) -> String {

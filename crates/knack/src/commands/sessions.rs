@@ -222,7 +222,8 @@ fn search(store: &SessionStore, query: &str, json_out: bool) -> anyhow::Result<u
 }
 
 fn delete(store: &SessionStore, id: &str) -> anyhow::Result<u8> {
-    store.delete(id)?;
+    let id = store.resolve_id(id)?;
+    store.delete(&id)?;
     println!("Deleted session {id}.");
     Ok(exit::OK)
 }

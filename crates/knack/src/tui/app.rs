@@ -561,7 +561,9 @@ impl App {
         self.dirty = true;
         match event {
             AgentEvent::SessionStarted { session_id, model } => {
-                self.info = SessionInfo { session_id, model };
+                // The window came with the connection; the event names the rest.
+                self.info.session_id = session_id;
+                self.info.model = model;
             }
             AgentEvent::SkillLoaded { name, via } => {
                 let how = match via {
@@ -628,12 +630,15 @@ impl App {
             AgentEvent::Compaction {
                 before_tokens,
                 after_tokens,
-            } => self.note(
+            } => {
+                self.tokens.last_prompt = after_tokens;
+                self.note(
                 NoteKind::Subtle,
                 format!(
                     "history compacted to fit the context window: about {before_tokens} → {after_tokens} tokens"
                 ),
-            ),
+            );
+            }
             AgentEvent::AssistantMessage { text } => self.transcript.finish_message(&text),
             AgentEvent::ApprovalRequest {
                 call_id,

@@ -23,6 +23,9 @@ pub struct AgentConnection {
 pub struct SessionInfo {
     pub session_id: String,
     pub model: String,
+    /// The model's context window in tokens (0 when unknown), for the status
+    /// line's fill gauge.
+    pub context_window: u64,
 }
 
 /// How `knack chat` asks for a session.
@@ -66,9 +69,12 @@ pub async fn connect_agent(
     let session = Session::launch(session_options, choice.client, events)
         .await
         .map_err(|e| crate::exit::failed(e.to_string()))?;
+    let (window, _) =
+        agent_loop::compaction::effective_window(choice.context_window, &choice.model);
     let info = SessionInfo {
         session_id: session.id().to_owned(),
         model: choice.model,
+        context_window: window as u64,
     };
     let handle = spawn_session(session, events_rx, Some(channel_approver));
     Ok((
@@ -96,6 +102,7 @@ pub mod echo {
         let info = SessionInfo {
             session_id: "echo-session".into(),
             model: "echo".into(),
+            context_window: 0,
         };
         let started = Event::SessionStarted {
             session_id: info.session_id.clone(),

@@ -19,10 +19,13 @@ pub struct TokenTotals {
     pub cached: u64,
     /// Millionths of a USD, summed from `cost_usd` (integers keep the sum exact).
     pub cost_micro_usd: u64,
+    /// The prompt tokens of the latest request: how full the context is.
+    pub last_prompt: u64,
 }
 
 impl TokenTotals {
     pub fn add(&mut self, prompt: u64, completion: u64, cached: u64) {
+        self.last_prompt = prompt;
         self.prompt += prompt;
         self.completion += completion;
         self.cached += cached;
@@ -33,6 +36,11 @@ impl TokenTotals {
         if let Some(cost) = cost_usd.filter(|c| c.is_finite() && *c > 0.0) {
             self.cost_micro_usd += (cost * 1_000_000.0).round() as u64;
         }
+    }
+
+    /// How full the context window is after the latest request, in percent.
+    pub fn context_percent(&self, window: u64) -> Option<u64> {
+        (window > 0 && self.last_prompt > 0).then(|| self.last_prompt * 100 / window)
     }
 
     /// Cached prompt tokens as a whole percentage of all prompt tokens.
@@ -79,6 +87,9 @@ pub fn render(
             1,
         ),
     ];
+    if let Some(p) = tokens.context_percent(info.context_window) {
+        segments.push((format!("context {p}%"), 2));
+    }
     if let Some(p) = tokens.cache_percent() {
         segments.push((format!("cache {p}%"), 2));
     }
@@ -140,5 +151,34 @@ mod tests {
         assert_eq!(compact(999), "999");
         assert_eq!(compact(1234), "1.2k");
         assert_eq!(compact(2_500_000), "2.5M");
+    }
+
+    #[test]
+    fn the_context_gauge_follows_the_latest_request() {
+        let mut t = TokenTotals::default();
+        assert_eq!(t.context_percent(8_000), None);
+        t.add(2_000, 10, 0);
+        t.add(4_000, 10, 0);
+        assert_eq!(t.context_percent(8_000), Some(50), "the latest, not the sum");
+        assert_eq!(t.context_percent(0), None, "unknown window");
+
+        let info = SessionInfo {
+            session_id: "s".into(),
+            model: "m".into(),
+            context_window: 8_000,
+        };
+        let area = Rect::new(0, 0, 100, 1);
+        let mut buf = Buffer::empty(area);
+        let activity = Activity {
+            turn_running: false,
+            review_running: false,
+            hint: None,
+            tick: 0,
+        };
+        render(area, &mut buf, &Theme::plain(), &info, &t, &activity);
+        let line: String = (0..area.width)
+            .map(|x| buf[(x, 0)].symbol().to_owned())
+            .collect();
+        assert!(line.contains("context 50%"), "{line}");
     }
 }

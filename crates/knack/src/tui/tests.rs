@@ -24,6 +24,7 @@ fn info() -> SessionInfo {
     SessionInfo {
         session_id: "20260101-abc123".into(),
         model: "test-model".into(),
+        context_window: 0,
     }
 }
 

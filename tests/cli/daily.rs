@@ -1,0 +1,128 @@
+//! Issue #20, "a daily driver": what people who use a coding agent every day
+//! expect of `knack run` — interruptions kept, early usage errors, reasons shown.
+
+use serde_json::Value;
+use test_support::{MockModelServer, ScriptedReply};
+
+use super::common::Env;
+
+fn mock() -> MockModelServer {
+    MockModelServer::start_blocking().unwrap()
+}
+
+fn run_cmd(env: &Env, server: &MockModelServer) -> assert_cmd::Command {
+    let mut cmd = env.knack();
+    cmd.env("KNACK_BASE_URL", server.base_url())
+        .env("KNACK_MODEL", "mock-model")
+        .timeout(std::time::Duration::from_secs(60));
+    cmd
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// Starts `knack run --json PROMPT`, sends SIGINT once the answer has begun
+/// to stream (the scripted reply stalls, so the run is always mid-answer),
+/// and returns the exit code with the JSON events.
+fn interrupt_mid_answer(env: &Env, server: &MockModelServer, prompt: &str) -> (i32, Vec<Value>) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
+        .args(["run", "--json", prompt])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("KNACK_HOME", env.home.path())
+        .env("KNACK_BUNDLED_SKILLS", env.bundle.path())
+        .env("KNACK_BASE_URL", server.base_url())
+        .env("KNACK_MODEL", "mock-model")
+        .current_dir(env.cwd.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (streaming_tx, streaming_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let event: Value = serde_json::from_str(&line).unwrap_or_default();
+            if event["type"] == "assistant_delta" {
+                let _ = streaming_tx.send(());
+            }
+            lines.push(event);
+        }
+        lines
+    });
+    assert!(
+        streaming_rx.recv().is_ok(),
+        "the run ended before the reply streamed"
+    );
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let status = child.wait().unwrap();
+    (status.code().unwrap_or(-1), reader.join().unwrap())
+}
+
+#[test]
+fn an_interrupted_answer_is_kept_with_a_marker_and_roles_alternate() {
+    let env = Env::new();
+    let server = mock();
+    server.enqueue(
+        ScriptedReply::text("Partial words that the user cuts off before the end")
+            .stall_after_chunks(2),
+    );
+    let (code, events) = interrupt_mid_answer(&env, &server, "first question");
+    assert_eq!(code, 130, "{events:?}");
+    let id = events
+        .iter()
+        .find(|e| e["type"] == "session_started")
+        .and_then(|e| e["session_id"].as_str())
+        .unwrap()
+        .to_owned();
+    let streamed: String = events
+        .iter()
+        .filter(|e| e["type"] == "assistant_delta")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(!streamed.is_empty());
+
+    server.enqueue(ScriptedReply::text("second answer"));
+    let out = run_cmd(&env, &server)
+        .args(["run", "--resume", &id, "second question"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.chat_requests();
+    let messages = requests.last().unwrap().messages();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    let first = messages
+        .iter()
+        .position(|m| m["content"] == "first question")
+        .unwrap();
+    let answer = &messages[first + 1];
+    assert_eq!(answer["role"], "assistant", "roles: {roles:?}");
+    let text = answer["content"].as_str().unwrap();
+    assert!(text.starts_with(streamed.trim_end()), "{text}");
+    assert!(text.ends_with("[interrupted by the user]"), "{text}");
+    assert!(
+        roles.windows(2).all(|w| w != ["assistant", "assistant"]),
+        "{roles:?}"
+    );
+    assert_eq!(roles.last(), Some(&"user"), "{roles:?}");
+    assert!(
+        messages[first + 2..]
+            .iter()
+            .any(|m| m["content"] == "second question"),
+        "{roles:?}"
+    );
+}
