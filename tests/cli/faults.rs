@@ -122,6 +122,12 @@ fn stored_messages(env: &Env, id: &str) -> Vec<Value> {
     stdout_json(&out)["messages"].as_array().unwrap().clone()
 }
 
+/// A run that no request ever succeeded for leaves no session behind.
+fn assert_no_session(env: &Env, id: &str) {
+    let out = env.knack().args(["sessions", "show", id]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "session {id} was saved");
+}
+
 fn roles(messages: &[Value]) -> Vec<&str> {
     messages
         .iter()
@@ -134,7 +140,7 @@ fn mock() -> MockModelServer {
 }
 
 #[test]
-fn connection_refused_fails_with_the_address_and_keeps_the_question() {
+fn connection_refused_fails_with_the_address_and_saves_no_session() {
     let env = env_with(None);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -147,9 +153,8 @@ fn connection_refused_fails_with_the_address_and_keeps_the_question() {
     run.assert_failed(&format!("127.0.0.1:{port}"));
     // Refusals are retried like any transport failure, up to max_retries.
     assert_eq!(run.of_type("retry").len(), 2, "{:?}", run.events);
-    let stored = stored_messages(&env, &run.session_id());
-    assert_eq!(roles(&stored), ["user"]);
-    assert_eq!(stored[0]["content"], json!("is anyone there"));
+    // Nothing was ever answered, so no empty session is left behind.
+    assert_no_session(&env, &run.session_id());
 }
 
 #[test]
@@ -190,7 +195,7 @@ fn rate_limit_without_retry_after_that_never_clears_fails_after_the_retries() {
             .all(|r| r["delay_ms"].as_u64().unwrap() <= 50)
     );
     assert_eq!(server.chat_requests().len(), 3);
-    assert_eq!(roles(&stored_messages(&env, &run.session_id())), ["user"]);
+    assert_no_session(&env, &run.session_id());
 }
 
 #[test]
@@ -273,8 +278,8 @@ fn a_stream_that_always_stops_mid_tool_call_fails_without_running_the_tool() {
     run.assert_failed("");
     assert_eq!(run.of_type("retry").len(), 2);
     assert!(run.of_type("tool_call_begin").is_empty(), "a half call ran");
-    let stored = stored_messages(&env, &run.session_id());
-    assert_eq!(roles(&stored), ["user"], "no half tool call is stored");
+    // No half tool call was stored; with no answer at all, no session is.
+    assert_no_session(&env, &run.session_id());
     assert!(!env.home_path("memories/MEMORY.md").exists());
 }
 
@@ -347,7 +352,7 @@ fn a_stream_of_nothing_but_garbage_fails_clearly_after_the_retries() {
         message.contains("<html>") || message.contains("JSON"),
         "{message}"
     );
-    assert_eq!(roles(&stored_messages(&env, &run.session_id())), ["user"]);
+    assert_no_session(&env, &run.session_id());
 }
 
 #[test]
@@ -393,9 +398,8 @@ fn a_reply_that_says_nothing_is_retried_then_reported_as_an_error() {
         message.contains("neither text nor a tool call"),
         "{message}"
     );
-    // Nothing was answered, so nothing but the question is stored.
-    let stored = stored_messages(&env, &run.session_id());
-    assert_eq!(roles(&stored), ["user"]);
+    // Nothing was answered, so no session is left to resume.
+    assert_no_session(&env, &run.session_id());
 
     // One empty attempt followed by a real answer is just a retry.
     let server = mock();

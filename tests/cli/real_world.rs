@@ -116,7 +116,9 @@ fn two_external_roots_with_the_same_skill_are_both_reachable() {
     for (dir, who) in [(&first, "team a"), (&second, "team b")] {
         super::common::write_file(
             &dir.join("skill-creator/SKILL.md"),
-            &format!("---\nname: skill-creator\ndescription: Use when writing a skill ({who})\n---\n# skill-creator\n\nSteps by {who}.\n"),
+            &format!(
+                "---\nname: skill-creator\ndescription: Use when writing a skill ({who})\n---\n# skill-creator\n\nSteps by {who}.\n"
+            ),
         );
     }
     env.write(
@@ -136,7 +138,13 @@ fn two_external_roots_with_the_same_skill_are_both_reachable() {
         .map(|s| s["qualified_id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["external-2:skill-creator", "external:skill-creator"]);
-    assert!(v["skills"].as_array().unwrap().iter().all(|s| s["scope"] == json!("external")));
+    assert!(
+        v["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["scope"] == json!("external"))
+    );
     for (qid, who) in [
         ("external:skill-creator", "team a"),
         ("external-2:skill-creator", "team b"),
@@ -168,4 +176,63 @@ fn two_external_roots_with_the_same_skill_are_both_reachable() {
     assert!(text.contains("revised"), "{text}");
     let text = std::fs::read_to_string(first.join("skill-creator/SKILL.md")).unwrap();
     assert!(!text.contains("revised"), "{text}");
+}
+
+#[test]
+fn dot_folder_collections_are_walked_when_named_and_reported_when_skipped() {
+    let env = Env::new();
+    // A collection that keeps its skills in dot-folders.
+    let collection = env.home_path("codex-skills/skills");
+    for (folder, name) in [(".curated", "gh-fix-ci"), (".system", "skill-installer")] {
+        super::common::write_file(
+            &collection.join(format!("{folder}/{name}/SKILL.md")),
+            &format!(
+                "---\nname: {name}\ndescription: Use when {name} is needed\n---\n# {name}\n\nSteps.\n"
+            ),
+        );
+    }
+    env.write(
+        "config.yaml",
+        &format!(
+            "skills:\n  external_dirs: [\"{}\", \"{}\"]\n",
+            collection.display(),
+            collection.join(".curated").display()
+        ),
+    );
+    let out = success(env.knack().args(["skills", "list", "--json"]));
+    let v = stdout_json(&out);
+    let ids: Vec<&str> = v["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["qualified_id"].as_str().unwrap())
+        .collect();
+    // The root that is itself a dot-folder is walked.
+    assert_eq!(ids, ["external-2:gh-fix-ci"], "{v}");
+    let out = success(env.knack().args(["skills", "doctor", "--json"]));
+    let v = stdout_json(&out);
+    let notices = v["notices"].to_string();
+    assert!(
+        notices.contains(".system") && notices.contains("skills.external_dirs"),
+        "{v}"
+    );
+    let out = success(env.knack().args(["skills", "doctor"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("skipped the dot-folder"));
+}
+
+#[test]
+fn inspect_json_answers_an_object_even_when_the_package_is_refused() {
+    let env = Env::new();
+    let pkg = env.home_path("incoming/broken");
+    super::common::write_file(&pkg.join("SKILL.md"), "---\nname: broken\n---\n\n");
+    let out = env
+        .knack()
+        .args(["skills", "inspect", "--json"])
+        .arg(&pkg)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    assert_eq!(v["success"], json!(false));
+    assert!(v["error"].as_str().unwrap().contains("broken"), "{v}");
 }

@@ -338,7 +338,7 @@ fn rate_limit_then_success_shows_a_retry_event() {
 }
 
 #[test]
-fn repeated_server_errors_exit_1_and_the_session_is_saved() {
+fn repeated_server_errors_exit_1_and_save_no_session() {
     let env = Env::new();
     fast_retries(&env);
     let server = mock();
@@ -359,7 +359,18 @@ fn repeated_server_errors_exit_1_and_the_session_is_saved() {
         .args(["sessions", "search", "remember-this-word", "--json"])
         .output()
         .unwrap();
-    assert_eq!(stdout_json(&found).as_array().unwrap().len(), 1);
+    assert_eq!(
+        stdout_json(&found).as_array().unwrap().len(),
+        0,
+        "no request succeeded, so nothing is kept"
+    );
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .contains("no session was saved"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -559,7 +570,7 @@ fn resuming_an_unknown_session_says_how_to_find_one() {
         .args(["run", "--resume", "no-such-session", "hi"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("no session with id 'no-such-session'"),

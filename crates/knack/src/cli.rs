@@ -88,7 +88,7 @@ pub struct RunArgs {
     /// Preload a skill for the session (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,
-    /// Continue a stored session
+    /// Continue a stored session (its id, or a unique start of it)
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
     /// Stop after this many model requests in the turn (default: agent.max_iterations)
@@ -120,7 +120,7 @@ pub struct ModelArgs {
 
 #[derive(Debug, Args, Default)]
 pub struct ChatArgs {
-    /// Continue a stored session (see `knack sessions list`)
+    /// Continue a stored session: its id or a unique start of it (see `knack sessions list`)
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
     /// Preload a skill into the first turn (repeatable)

@@ -9,6 +9,7 @@ mod doc_checks;
 mod exit;
 mod logging;
 mod output;
+mod suggest;
 mod tui;
 
 use std::process::ExitCode;

@@ -122,6 +122,33 @@ fn open_history(home: &KnackHome, qualified_id: &str) -> Result<Base> {
     })
 }
 
+/// Versions a write made outside `skill_manage`, after the fact: the hub's
+/// install (`before` is `None`) and update (`before` is the old folder, set
+/// aside by the caller). `id` is the skill's path below the user skills
+/// root, where the new folder already is. Returns the version number.
+pub fn record_outside_write(
+    home: &KnackHome,
+    name: &str,
+    id: &str,
+    before: Option<&Path>,
+    action: &str,
+    actor: Actor,
+) -> Result<usize> {
+    let identity = SkillIdentity {
+        name: name.to_owned(),
+        id: id.to_owned(),
+        qualified_id: format!("{}:{id}", crate::Scope::User.namespace()),
+        skill_dir: home.skills_dir().join(id),
+    };
+    // The old folder is the caller's own copy (it no longer sits beneath a
+    // skills root), so it is opened like a root.
+    let current = match before {
+        Some(path) => Some(Base::open(path).map_err(|e| io(path, e))?),
+        None => None,
+    };
+    begin(home, &identity, current.as_ref())?.commit(action, actor, None)
+}
+
 /// Copies the skill folder aside before a write. `current` is the skill
 /// folder as the caller opened it (beneath its root, through no link), or
 /// `None` when there is none yet. The caller holds the lock.

@@ -38,6 +38,7 @@ pub use skill::{QualifiedId, Scope, Skill};
 pub use skill_set::{DoctorEntry, EntryStatus, Gate, Resolution, RootReport, SkillSet};
 pub use stamp::Fingerprint;
 pub use tool_specs::{ToolSpec, tool_specs};
+pub use walk::dot_folder_notices;
 
 /// Whether discovery passes over a folder of this name: hidden ones (`.history`,
 /// `.hub`, `.git`, ...) and the dependency folders in `walk::SKIPPED_DIRS`. Tools

@@ -839,6 +839,87 @@ fn report_unwalked(dir: &Path, out: &mut WalkOutput, why: &str) {
     }
 }
 
+/// Dot-folders of knack's own and of tools, never worth a doctor notice.
+const QUIET_DOT_FOLDERS: [&str; 8] = [
+    ".history", ".archive", ".locks", ".hub", ".git", ".github", ".cache", ".venv",
+];
+
+/// Doctor's notices about dot-folders the walk skipped although they hold
+/// SKILL.md files (collections kept in `skills/.curated`, `.system`), with
+/// how to load them. Doctor only: discovery never opens such folders. The
+/// look is bounded like `report_unwalked`.
+pub fn dot_folder_notices(set: &SkillSet) -> Vec<String> {
+    let mut notices = Vec::new();
+    for root in &set.roots {
+        let mut stack = vec![(root.path.clone(), 0usize)];
+        let mut looked = 0usize;
+        while let Some((dir, depth)) = stack.pop() {
+            looked += 1;
+            if looked > 2_000 || notices.len() >= 20 {
+                break;
+            }
+            let Ok(entries) = list_path(&dir) else {
+                continue;
+            };
+            for DirEntryInfo { name, kind } in entries.into_iter().rev() {
+                if kind == EntryKind::File || SKIPPED_DIRS.contains(&name.as_str()) {
+                    continue;
+                }
+                let path = dir.join(&name);
+                if !path.is_dir() || path.is_symlink() {
+                    continue;
+                }
+                if !name.starts_with('.') {
+                    if depth < 3 && !path.join("SKILL.md").is_file() {
+                        stack.push((path, depth + 1));
+                    }
+                    continue;
+                }
+                if QUIET_DOT_FOLDERS.contains(&name.as_str()) || name.starts_with(".knack") {
+                    continue;
+                }
+                let held = count_skill_mds(&path, 3, 200);
+                if held > 0 {
+                    let plural = if held == 1 { "" } else { "s" };
+                    notices.push(format!(
+                        "skipped the dot-folder {}, which holds {held} SKILL.md file{plural}; dot-folders are not walked, so add it to skills.external_dirs to load them",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    notices
+}
+
+/// SKILL.md files at most `depth` levels below `dir`, counting up to `cap`.
+fn count_skill_mds(dir: &Path, depth: usize, cap: usize) -> usize {
+    let mut found = 0;
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((dir, d)) = stack.pop() {
+        if found >= cap {
+            break;
+        }
+        if dir.join("SKILL.md").is_file() {
+            found += 1;
+            continue;
+        }
+        if d >= depth {
+            continue;
+        }
+        let Ok(entries) = list_path(&dir) else {
+            continue;
+        };
+        for DirEntryInfo { name, kind } in entries {
+            let path = dir.join(&name);
+            if kind != EntryKind::File && !path.is_symlink() && path.is_dir() {
+                stack.push((path, d + 1));
+            }
+        }
+    }
+    found
+}
+
 /// Doctor entries for SKILL.md files kept inside the support folders of the
 /// skills in `set` (an old package under `references/` is material, not a
 /// skill). Only `skills doctor` needs them, so the walk itself never reads

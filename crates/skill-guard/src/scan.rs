@@ -309,9 +309,19 @@ impl Pass<'_> {
                     let (kind, physical, original) = (self.kind, self.physical, self.original);
                     let fences = self.fences.get_or_insert_with(|| match kind {
                         FileKind::Prose => fenced_lines(physical, original),
+                        FileKind::Html => script_lines(physical, original),
                         _ => Vec::new(),
                     });
                     let in_fence = fences.get(line_no).copied().unwrap_or(false);
+                    let in_code = match kind {
+                        FileKind::Code(_) => true,
+                        FileKind::Html => in_fence,
+                        FileKind::Prose | FileKind::Other => false,
+                    };
+                    if in_code && RENDERED_ONLY.contains(&pattern.id) {
+                        pos = end + 1;
+                        continue;
+                    }
                     // A finding only a view shows was disguised on purpose:
                     // prose around it ("never", quotes) earns no discount.
                     let disguised = steps.is_some() && self.kind == FileKind::Prose;
@@ -413,8 +423,14 @@ enum FileKind {
     Prose,
     /// A script or config whose whole-line comments start with these markers.
     Code(&'static [&'static str]),
+    /// An HTML page: read like `Other`, but its `<script>` blocks are code.
+    Html,
     Other,
 }
+
+/// Hidden HTML hides text from a person reading the rendered page; in code
+/// (a viewer's script toggling `display:none`) nothing is rendered to hide.
+const RENDERED_ONLY: &[&str] = &["inj_hidden_html"];
 
 impl FileKind {
     fn of(file: &str) -> FileKind {
@@ -431,6 +447,7 @@ impl FileKind {
             "js" | "mjs" | "cjs" | "ts" | "tsx" | "jsx" | "go" | "rs" | "java" | "kt" | "c"
             | "cc" | "cpp" | "h" | "swift" => FileKind::Code(&["//"]),
             "php" => FileKind::Code(&["//", "#"]),
+            "html" | "htm" | "xhtml" => FileKind::Html,
             "sql" | "lua" => FileKind::Code(&["--"]),
             _ => FileKind::Other,
         }
@@ -446,7 +463,7 @@ impl FileKind {
                 !trimmed.starts_with(b"#!")
                     && markers.iter().any(|m| trimmed.starts_with(m.as_bytes()))
             }
-            FileKind::Prose | FileKind::Other => false,
+            FileKind::Prose | FileKind::Html | FileKind::Other => false,
         }
     }
 }
@@ -522,7 +539,7 @@ fn lowering_reason(
             }
             kind.is_comment(line).then_some(" (lowered: in a comment)")
         }
-        FileKind::Other => None,
+        FileKind::Html | FileKind::Other => None,
     }
 }
 
@@ -632,6 +649,28 @@ fn fenced_lines(lines: &LineIndex, bytes: &[u8]) -> Vec<bool> {
                 }
                 (state, _) => state.is_some(),
             }
+        })
+        .collect()
+}
+
+/// Per line of an HTML page, whether it is inside a `<script>` block (the
+/// opening and closing lines included): code, not rendered text.
+fn script_lines(lines: &LineIndex, bytes: &[u8]) -> Vec<bool> {
+    let mut inside = false;
+    (0..lines.count())
+        .map(|n| {
+            let (s, e) = lines.span(n);
+            let lower = bytes[s..e].to_ascii_lowercase();
+            let opens = lower.windows(7).rposition(|w| w == b"<script");
+            let closes = lower.windows(8).rposition(|w| w == b"</script");
+            let was = inside;
+            inside = match (opens, closes) {
+                (Some(o), Some(c)) => o > c,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => inside,
+            };
+            was || opens.is_some()
         })
         .collect()
 }

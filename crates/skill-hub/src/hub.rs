@@ -493,6 +493,7 @@ impl Hub {
             remove_tree(&target);
             return Err(e);
         }
+        self.record_history(&staged.name, &entry.install_path, None, "install");
         let _ = append_audit_line(
             &self.hub_dir(),
             AuditAction::Install,
@@ -520,6 +521,23 @@ impl Hub {
             staged.report.verdict.as_str(),
             &format!("{}_findings", staged.report.findings.len()),
         );
+    }
+
+    /// Versions a hub write in the skill's history (actor `hub`), so it can
+    /// be seen and rolled back like any other write. The skill is in place
+    /// and locked already; a history that cannot be written is logged, not
+    /// fatal.
+    fn record_history(&self, name: &str, install_path: &str, before: Option<&Path>, action: &str) {
+        if let Err(e) = skill_core::history::record_outside_write(
+            &self.home,
+            name,
+            install_path,
+            before,
+            action,
+            skill_core::manage::Actor::Hub,
+        ) {
+            tracing::warn!("the {action} of {name} was not recorded in its history: {e}");
+        }
     }
 
     /// Marks the staged skill as hub-installed and renames it to `target`.
@@ -777,6 +795,8 @@ impl Hub {
             }
             return Err(e);
         }
+        let before = had_old.then_some(parked.as_path());
+        self.record_history(name, &entry.install_path, before, "update");
         let _ = append_audit_line(
             &self.hub_dir(),
             AuditAction::Update,
@@ -819,8 +839,16 @@ impl Hub {
                 }
             };
             match scan_package(&target) {
-                Ok(report) => {
-                    let modified = tree_hash(&target).is_ok_and(|h| h != entry.content_hash);
+                Ok(mut report) => {
+                    // The scan reads knack's own sidecars too (they could be
+                    // tampered with), but the hash and count shown must be the
+                    // package's, as lock.json records them.
+                    let hash = tree_hash(&target);
+                    if let Ok(h) = &hash {
+                        report.content_hash.clone_from(h);
+                    }
+                    report.files_scanned = file_list(&target).len();
+                    let modified = hash.is_ok_and(|h| h != entry.content_hash);
                     results.push(AuditResult {
                         verdict: Some(report.verdict),
                         changed: report.verdict.as_str() != entry.scan_verdict,

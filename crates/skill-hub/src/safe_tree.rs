@@ -417,8 +417,24 @@ pub(crate) fn file_list(dir: &Path) -> Vec<String> {
 }
 
 /// Folders holding a SKILL.md under `root` (not descending into a skill, nor
-/// into hidden folders), as `/`-separated paths relative to `root` ("" for the root).
+/// into dot-folders unless no other folder holds one), as `/`-separated
+/// paths relative to `root` ("" for the root).
 pub(crate) fn skills_in_tree(root: &Path) -> Vec<String> {
+    let visible = skills_below(root, false);
+    if !visible.is_empty() {
+        return visible;
+    }
+    // Some collections keep every skill under dot-folders (`skills/.curated`,
+    // `.system`); when nothing else is there, those are the collection.
+    skills_below(root, true)
+}
+
+/// Folders never searched for skills, even when dot-folders are.
+fn never_searched(name: &str) -> bool {
+    matches!(name, ".git" | ".hg" | ".svn" | "node_modules") || name.starts_with(".knack")
+}
+
+fn skills_below(root: &Path, dot_folders: bool) -> Vec<String> {
     let mut found = Vec::new();
     let mut walker = WalkDir::new(root)
         .follow_links(false)
@@ -429,12 +445,12 @@ pub(crate) fn skills_in_tree(root: &Path) -> Vec<String> {
         if !entry.file_type().is_dir() {
             continue;
         }
-        let hidden = entry.depth() > 0
+        let skipped = entry.depth() > 0
             && entry
                 .file_name()
                 .to_str()
-                .is_some_and(|n| n.starts_with('.') || n == "node_modules");
-        if hidden {
+                .is_some_and(|n| never_searched(n) || (!dot_folders && n.starts_with('.')));
+        if skipped {
             walker.skip_current_dir();
             continue;
         }

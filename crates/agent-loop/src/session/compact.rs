@@ -5,9 +5,7 @@
 use agent_protocol::Event;
 
 use super::Session;
-use crate::compaction::{
-    self, CompactionOutcome, ContextBudget, ProviderCount,
-};
+use crate::compaction::{self, CompactionOutcome, ContextBudget, ProviderCount};
 use crate::model::{ChatMessage, ChatRequest, Completion, RequestPurpose, StreamUpdate, Usage};
 use crate::session_store::CompactionRecord;
 use crate::{Error, Result};

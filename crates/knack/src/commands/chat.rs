@@ -22,6 +22,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
         ));
     }
     let ctx = Context::load()?;
+    // An unknown id is a usage error before the terminal is taken over.
+    let args = ChatArgs {
+        resume: match &args.resume {
+            Some(id) => Some(super::run::resolve_session(&ctx, id)?),
+            None => None,
+        },
+        ..args
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -238,7 +238,15 @@ fn staged_json(staged: &Staged) -> Value {
 }
 
 async fn inspect(hub: &Hub, args: HubInspectArgs) -> anyhow::Result<u8> {
-    let staged = hub.inspect(&args.id).await.map_err(hub_error)?;
+    let staged = match hub.inspect(&args.id).await {
+        Ok(staged) => staged,
+        // Scripts read stdout: a refusal is a JSON answer too, not silence.
+        Err(e) if args.json => {
+            print_json(&json!({"success": false, "error": e.to_string()}));
+            return Ok(exit::FAILED);
+        }
+        Err(e) => return Err(hub_error(e)),
+    };
     if args.json {
         print_json(&staged_json(&staged));
         return Ok(exit::OK);

@@ -1,7 +1,8 @@
-//! `knack run`: one task, headless. The final answer goes to stdout and
-//! progress to stderr; `--json` prints the session's events as JSON lines
-//! instead. The self-improvement review runs after the answer, before exit.
+//! `knack run`: one task, headless. The answer goes to stdout (as it streams
+//! on a terminal, whole when piped) and progress to stderr; `--json` prints the
+//! session's events as JSON lines instead. The review runs before exit.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 
@@ -19,10 +20,32 @@ use crate::exit;
 const INTERRUPTED: u8 = 130;
 
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let json = args.json;
+    start(args).inspect_err(|e| {
+        // Scripts reading `--json` get a last `error` line, whatever went wrong.
+        if json {
+            let event = Event::Error {
+                message: format!("{e:#}"),
+            };
+            if let Ok(line) = event.to_json_line() {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        }
+    })
+}
+
+fn start(mut args: RunArgs) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let prompt = read_prompt(args.prompt.as_deref())?;
     let flags = args.model.clone();
     let choice = super::model::resolve(&ctx, &flags)?;
+    // Mistakes the user can fix are refused before a session or a request exists.
+    check_invocation(&ctx, &prompt)?;
+    if let Some(id) = &args.resume {
+        args.resume = Some(resolve_session(&ctx, id)?);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -49,6 +72,48 @@ fn read_prompt(arg: Option<&str>) -> anyhow::Result<String> {
         ));
     }
     Ok(text)
+}
+
+/// A prompt starting with `/name` must name skills: an unknown one is a
+/// usage error with the closest name, as the TUI refuses it. A first token
+/// holding a `/` is a path (`/usr/bin is odd`), sent as written.
+fn check_invocation(ctx: &Context, prompt: &str) -> anyhow::Result<()> {
+    let Some(rest) = prompt.trim_start().strip_prefix('/') else {
+        return Ok(());
+    };
+    let token = rest.split(char::is_whitespace).next().unwrap_or_default();
+    if token.is_empty() || token.contains('/') {
+        return Ok(());
+    }
+    ctx.with_skills(|set| {
+        let unknown = match agent_loop::invocation::parse_invocation(prompt, set) {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) => token.to_owned(),
+            Err(agent_loop::invocation::InvocationError::NotFound { token }) => token,
+            Err(e) => return Err(exit::usage(e.to_string())),
+        };
+        let visible = set.visible();
+        let hint = match crate::suggest::closest(&unknown, visible.iter().map(|s| s.name.as_str()))
+        {
+            Some(name) => format!("; did you mean /{name}?"),
+            None => "; `knack skills list` shows the skills".to_owned(),
+        };
+        Err(exit::usage(format!("no skill named /{unknown}{hint}")))
+    })
+}
+
+/// The full id of the session `--resume` names (an id or a unique prefix);
+/// one that names no stored session is a usage error.
+pub(crate) fn resolve_session(ctx: &Context, id: &str) -> anyhow::Result<String> {
+    let store = agent_loop::SessionStore::open(&ctx.home)?;
+    match store.resolve_id(id) {
+        Ok(full) => Ok(full),
+        Err(
+            e
+            @ (agent_loop::Error::SessionNotFound(_) | agent_loop::Error::SessionAmbiguous { .. }),
+        ) => Err(exit::usage(e.to_string())),
+        Err(e) => Err(e.into()),
+    }
 }
 
 async fn run_async(
@@ -98,7 +163,7 @@ async fn run_async(
     };
     let json = args.json;
     let printer = tokio::spawn(async move {
-        let mut renderer = Renderer::new(json);
+        let mut renderer = Renderer::for_terminal(json);
         while let Some(event) = rx.recv().await {
             renderer.render(&event);
         }
@@ -120,6 +185,7 @@ async fn drive(
     ctx: &Context,
 ) -> u8 {
     let review_timeout = std::time::Duration::from_secs(ctx.config.agent.review_timeout_secs);
+    let resumed = options.resume.is_some();
     let mut session = match Session::launch(options, client, events.clone()).await {
         Ok(s) => s,
         Err(e) => {
@@ -159,9 +225,23 @@ async fn drive(
             INTERRUPTED
         }
         Err(e) => {
-            events.send(Event::Error {
-                message: format!("{e} (session {} is saved)", session.id()),
-            });
+            // A run the model never answered leaves nothing worth resuming.
+            let answered = session
+                .history()
+                .iter()
+                .any(|m| m.role == agent_loop::model::Role::Assistant);
+            let message = if answered || resumed {
+                format!("{e} (session {} is saved)", session.id())
+            } else {
+                match forget(ctx, session.id()) {
+                    Ok(()) => format!("{e} (no request succeeded, so no session was saved)"),
+                    Err(why) => {
+                        tracing::warn!(error = %why, "could not remove the unanswered session");
+                        format!("{e} (session {} is saved)", session.id())
+                    }
+                }
+            };
+            events.send(Event::Error { message });
             exit::FAILED
         }
     };
@@ -170,37 +250,68 @@ async fn drive(
     code
 }
 
-/// Turns events into output: JSON lines, or the answer on stdout and
-/// progress on stderr.
-struct Renderer {
-    json: bool,
-    answer: Option<String>,
-    color: bool,
+fn forget(ctx: &Context, id: &str) -> agent_loop::Result<()> {
+    agent_loop::SessionStore::open(&ctx.home)?.delete(id)
 }
 
-impl Renderer {
-    fn new(json: bool) -> Self {
+/// Turns events into output: JSON lines, or the answer on `out` and progress
+/// on `err`. With `stream` the answer is written as it arrives (a person is
+/// watching); without it only the final message, once the turn is done.
+struct Renderer<O: Write, E: Write> {
+    json: bool,
+    stream: bool,
+    color: bool,
+    out: O,
+    err: E,
+    /// The last message, held back until it is known to be the final one.
+    answer: Option<String>,
+    /// Streaming left the cursor after text without a newline.
+    mid_line: bool,
+    /// The latest output of each running call, for the reason of a failure.
+    outputs: HashMap<String, String>,
+}
+
+impl Renderer<std::io::Stdout, std::io::Stderr> {
+    fn for_terminal(json: bool) -> Self {
         Self {
             json,
-            answer: None,
+            stream: !json && std::io::stdout().is_terminal(),
             color: crate::output::color_enabled() && std::io::stderr().is_terminal(),
+            out: std::io::stdout(),
+            err: std::io::stderr(),
+            answer: None,
+            mid_line: false,
+            outputs: HashMap::new(),
         }
     }
+}
 
-    fn note(&self, text: &str) {
-        if self.color {
-            eprintln!("\x1b[2m{text}\x1b[0m");
+impl<O: Write, E: Write> Renderer<O, E> {
+    fn note(&mut self, text: &str) {
+        self.end_line();
+        let _ = if self.color {
+            writeln!(self.err, "\x1b[2m{text}\x1b[0m")
         } else {
-            eprintln!("{text}");
+            writeln!(self.err, "{text}")
+        };
+        let _ = self.err.flush();
+    }
+
+    /// Puts the cursor on a fresh line after streamed text, so progress on
+    /// stderr does not continue the answer's line.
+    fn end_line(&mut self) {
+        if self.mid_line {
+            let _ = writeln!(self.out);
+            let _ = self.out.flush();
+            self.mid_line = false;
         }
     }
 
     fn render(&mut self, event: &Event) {
         if self.json {
             if let Ok(line) = event.to_json_line() {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+                let _ = writeln!(self.out, "{line}");
+                let _ = self.out.flush();
             }
             return;
         }
@@ -215,31 +326,57 @@ impl Renderer {
             } => self.note(&format!(
                 "history compacted to fit the context window: about {before_tokens} → {after_tokens} tokens"
             )),
+            Event::AssistantDelta { text } if self.stream => {
+                let _ = write!(self.out, "{text}");
+                let _ = self.out.flush();
+                self.mid_line = !text.ends_with('\n');
+            }
             Event::ToolCallBegin {
                 name, arguments, ..
             } => {
                 let args = crate::output::ellipsize(&arguments.to_string(), 100);
                 self.note(&format!("→ {name} {args}"));
             }
+            Event::ToolCallOutput { call_id, output } => {
+                self.outputs.insert(call_id.clone(), output.clone());
+            }
             Event::ToolCallEnd {
+                call_id,
                 name,
                 success,
                 duration_ms,
-                ..
             } => {
-                let mark = if *success { "✓" } else { "✗" };
-                self.note(&format!("{mark} {name} ({duration_ms} ms)"));
+                let output = self.outputs.remove(call_id);
+                if *success {
+                    self.note(&format!("✓ {name} ({duration_ms} ms)"));
+                } else {
+                    let reason = output.as_deref().map(failure_reason).unwrap_or_default();
+                    if reason.is_empty() {
+                        self.note(&format!("✗ {name} ({duration_ms} ms)"));
+                    } else {
+                        self.note(&format!("✗ {name} ({duration_ms} ms): {reason}"));
+                    }
+                }
             }
             Event::Retry {
                 attempt,
                 delay_ms,
                 reason,
-            } => self.note(&format!("retry {attempt} in {delay_ms} ms: {reason}")),
+            } => {
+                let void = if self.mid_line {
+                    " (the partial answer above is void)"
+                } else {
+                    ""
+                };
+                self.note(&format!("retry {attempt} in {delay_ms} ms: {reason}{void}"));
+            }
             Event::CatalogNote { added, removed } => self.note(&format!(
                 "skills changed: +{} -{}",
                 added.join(","),
                 removed.join(",")
             )),
+            // Already on screen as it streamed; only the line needs closing.
+            Event::AssistantMessage { .. } if self.stream => self.end_line(),
             Event::AssistantMessage { text } => {
                 // Text between tool calls is progress; only the last message is the answer.
                 if let Some(previous) = self.answer.replace(text.clone())
@@ -257,7 +394,9 @@ impl Renderer {
             } => self.note(&format!("{actor:?} {action} skill {name}").to_lowercase()),
             Event::Error { message } => {
                 self.flush_answer();
-                eprintln!("knack: {message}");
+                self.end_line();
+                let _ = writeln!(self.err, "knack: {message}");
+                let _ = self.err.flush();
             }
             Event::TurnAborted { .. } => self.note("interrupted"),
             Event::ApprovalRequest {
@@ -266,22 +405,114 @@ impl Renderer {
                 "refused to run `{command}` ({reason}); rerun with --yolo to allow it"
             )),
             // Thinking is not part of the answer; text mode shows only the answer.
-            Event::AssistantDelta { .. }
-            | Event::ReasoningDelta { .. }
-            | Event::ToolCallOutput { .. }
-            | Event::Usage { .. } => {}
+            Event::AssistantDelta { .. } | Event::ReasoningDelta { .. } | Event::Usage { .. } => {}
         }
     }
 
     fn flush_answer(&mut self) {
         if let Some(answer) = self.answer.take() {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{}", answer.trim_end());
-            let _ = out.flush();
+            let _ = writeln!(self.out, "{}", answer.trim_end());
+            let _ = self.out.flush();
         }
     }
 
     fn finish(&mut self) {
         self.flush_answer();
+        self.end_line();
+    }
+}
+
+/// One line saying why a tool call failed: the `error` of its JSON result,
+/// else the first line of what it returned.
+fn failure_reason(output: &str) -> String {
+    let reason = serde_json::from_str::<serde_json::Value>(output)
+        .ok()
+        .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| output.lines().next().unwrap_or_default().to_owned());
+    crate::output::ellipsize(reason.trim(), 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn renderer(stream: bool) -> Renderer<Vec<u8>, Vec<u8>> {
+        Renderer {
+            json: false,
+            stream,
+            color: false,
+            out: Vec::new(),
+            err: Vec::new(),
+            answer: None,
+            mid_line: false,
+            outputs: HashMap::new(),
+        }
+    }
+
+    fn text(bytes: &[u8]) -> String {
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    fn delta(text: &str) -> Event {
+        Event::AssistantDelta { text: text.into() }
+    }
+
+    #[test]
+    fn on_a_terminal_the_answer_appears_as_it_streams() {
+        let mut r = renderer(true);
+        r.render(&delta("Hel"));
+        assert_eq!(text(&r.out), "Hel", "written before the answer is complete");
+        r.render(&delta("lo"));
+        r.render(&Event::AssistantMessage {
+            text: "Hello".into(),
+        });
+        r.render(&Event::TurnComplete);
+        r.finish();
+        assert_eq!(text(&r.out), "Hello\n", "printed once, with its newline");
+    }
+
+    #[test]
+    fn progress_starts_on_a_fresh_line_after_streamed_text() {
+        let mut r = renderer(true);
+        r.render(&delta("Let me look"));
+        r.render(&Event::Retry {
+            attempt: 1,
+            delay_ms: 10,
+            reason: "stream cut".into(),
+        });
+        assert_eq!(text(&r.out), "Let me look\n");
+        assert!(text(&r.err).contains("partial answer above is void"));
+    }
+
+    #[test]
+    fn piped_output_is_only_the_final_answer() {
+        let mut r = renderer(false);
+        r.render(&delta("Hel"));
+        assert_eq!(text(&r.out), "");
+        r.render(&Event::AssistantMessage {
+            text: "Hello".into(),
+        });
+        r.render(&Event::TurnComplete);
+        r.finish();
+        assert_eq!(text(&r.out), "Hello\n");
+    }
+
+    #[test]
+    fn a_failed_tool_says_why() {
+        let mut r = renderer(false);
+        r.render(&Event::ToolCallOutput {
+            call_id: "c1".into(),
+            output: r#"{"success": false, "error": "the command needs approval"}"#.into(),
+        });
+        r.render(&Event::ToolCallEnd {
+            call_id: "c1".into(),
+            name: "terminal".into(),
+            success: false,
+            duration_ms: 11,
+        });
+        assert_eq!(
+            text(&r.err),
+            "✗ terminal (11 ms): the command needs approval\n"
+        );
     }
 }

@@ -158,13 +158,15 @@ fn doctor(ctx: &Context, json: bool) -> anyhow::Result<u8> {
 fn doctor_in(ctx: &Context, set: &SkillSet, json: bool) -> anyhow::Result<u8> {
     let mut entries = skill_core::doctor_report(set);
     entries.extend(quarantined_entries(&ctx.home.hub_dir().join("quarantine")));
+    let mut notices = set.notices.clone();
+    notices.extend(skill_core::dot_folder_notices(set));
     if json {
         let value = json!({
             "roots": set.roots.iter().map(|r| json!({
                 "path": r.path, "scope": r.scope, "skills": r.skills, "truncated": r.truncated,
             })).collect::<Vec<_>>(),
             "skills": entries.iter().map(entry_json).collect::<Vec<_>>(),
-            "notices": set.notices,
+            "notices": notices,
         });
         print_json(&value);
         return Ok(exit::OK);
@@ -208,10 +210,10 @@ fn doctor_in(ctx: &Context, set: &SkillSet, json: bool) -> anyhow::Result<u8> {
             println!("              {} {w}", dim("warning:"));
         }
     }
-    if !set.notices.is_empty() {
+    if !notices.is_empty() {
         println!();
         println!("{}", bold("Notices"));
-        for n in &set.notices {
+        for n in &notices {
             println!("  {n}");
         }
     }

@@ -73,8 +73,15 @@ enum Action {
     Redraw,
 }
 
+/// Finds the full id of a stored session from what the user typed (an id or
+/// a unique prefix); the error is a sentence for the transcript.
+pub type SessionLookup = Box<dyn Fn(&str) -> Result<String, String>>;
+
 pub struct App {
     ops: UnboundedSender<Op>,
+    /// Checks `/resume ID` before leaving this session; without it the id is
+    /// passed on as typed.
+    session_lookup: Option<SessionLookup>,
     info: SessionInfo,
     theme: Theme,
     transcript: Transcript,
@@ -106,6 +113,7 @@ impl App {
     ) -> Self {
         let mut app = Self {
             ops,
+            session_lookup: None,
             info,
             theme,
             transcript: Transcript::default(),
@@ -449,6 +457,23 @@ impl App {
         }
     }
 
+    pub fn set_session_lookup(&mut self, lookup: SessionLookup) {
+        self.session_lookup = Some(lookup);
+    }
+
+    /// Shows a resumed session's stored conversation in the transcript.
+    pub fn replay_history(&mut self, messages: &[agent_loop::model::ChatMessage]) {
+        if messages.is_empty() {
+            return;
+        }
+        super::replay::replay(&mut self.transcript, messages);
+        self.note(
+            NoteKind::Info,
+            format!("resumed session {}", self.info.session_id),
+        );
+        self.transcript.scroll_to_bottom();
+    }
+
     fn submit(&mut self, text: &str) {
         if text.trim().is_empty() {
             return;
@@ -492,8 +517,21 @@ impl App {
                 return false;
             }
             "resume" => {
-                let _ = self.ops.send(Op::Shutdown);
-                self.exit = Some(TuiExit::Resume(arg.to_owned()));
+                let id = match &self.session_lookup {
+                    Some(lookup) => lookup(arg),
+                    None => Ok(arg.to_owned()),
+                };
+                match id {
+                    Ok(id) => {
+                        let _ = self.ops.send(Op::Shutdown);
+                        self.exit = Some(TuiExit::Resume(id));
+                    }
+                    // This session goes on; the line stays in the input to fix.
+                    Err(message) => {
+                        self.note(NoteKind::Error, message);
+                        return false;
+                    }
+                }
             }
             "sessions" => self.note(
                 NoteKind::Info,

@@ -16,6 +16,8 @@ use crate::context::Context;
 pub struct AgentConnection {
     pub ops: UnboundedSender<Op>,
     pub events: UnboundedReceiver<Event>,
+    /// A resumed session's conversation, for the transcript to show.
+    pub history: Vec<agent_loop::model::ChatMessage>,
 }
 
 /// Shown in the status line; `session_started` events update it.
@@ -76,11 +78,17 @@ pub async fn connect_agent(
         model: choice.model,
         context_window: window as u64,
     };
+    let history = if options.resume.is_some() {
+        session.history().to_vec()
+    } else {
+        Vec::new()
+    };
     let handle = spawn_session(session, events_rx, Some(channel_approver));
     Ok((
         AgentConnection {
             ops: handle.ops,
             events: handle.events,
+            history,
         },
         info,
     ))
@@ -156,6 +164,7 @@ pub mod echo {
             AgentConnection {
                 ops: op_tx,
                 events: ev_rx,
+                history: Vec::new(),
             },
             info,
         )

@@ -12,6 +12,7 @@ mod help;
 mod history;
 mod markdown;
 mod palette;
+mod replay;
 pub mod skills;
 mod status;
 mod theme;
@@ -78,7 +79,11 @@ pub async fn run_tui(
     skills: &mut SkillCatalog,
     home: &KnackHome,
 ) -> anyhow::Result<TuiExit> {
-    let AgentConnection { ops, mut events } = conn;
+    let AgentConnection {
+        ops,
+        mut events,
+        history,
+    } = conn;
     let mut app = App::new(
         ops,
         info,
@@ -86,6 +91,14 @@ pub async fn run_tui(
         InputHistory::load(&history_path(home)),
     );
     app.set_skills(skills.entries());
+    app.replay_history(&history);
+    // `/resume ID` is checked against the store before this session is left.
+    match agent_loop::SessionStore::open(home) {
+        Ok(store) => app.set_session_lookup(Box::new(move |id| {
+            store.resolve_id(id).map_err(|e| e.to_string())
+        })),
+        Err(e) => tracing::warn!(error = %e, "cannot open the session store for /resume"),
+    }
 
     // ratatui::init installs a panic hook that leaves raw mode and the
     // alternate screen; ours runs first and turns off what we added.

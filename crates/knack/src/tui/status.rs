@@ -159,7 +159,11 @@ mod tests {
         assert_eq!(t.context_percent(8_000), None);
         t.add(2_000, 10, 0);
         t.add(4_000, 10, 0);
-        assert_eq!(t.context_percent(8_000), Some(50), "the latest, not the sum");
+        assert_eq!(
+            t.context_percent(8_000),
+            Some(50),
+            "the latest, not the sum"
+        );
         assert_eq!(t.context_percent(0), None, "unknown window");
 
         let info = SessionInfo {

@@ -627,6 +627,65 @@ fn new_and_resume_end_the_ui_with_their_request() {
 }
 
 #[test]
+fn resume_with_an_unknown_id_keeps_the_ui_and_says_why() {
+    let (mut app, mut rx) = app();
+    app.set_session_lookup(Box::new(|id| match id {
+        "2026" => Ok("20260101-abc123".to_owned()),
+        other => Err(format!("no session with id '{other}'")),
+    }));
+    type_text(&mut app, "/resume nope");
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(app.take_exit(), None, "the UI stays open");
+    assert!(drain(&mut rx).is_empty(), "the session is not shut down");
+    assert_eq!(app.input_text(), "/resume nope", "kept to fix");
+    let text = screen(&mut app, 80, 12);
+    assert!(text.contains("no session with id 'nope'"), "{text}");
+
+    // A unique prefix resumes the full id.
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, "/resume 2026");
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_exit(),
+        Some(TuiExit::Resume("20260101-abc123".into()))
+    );
+    assert_eq!(drain(&mut rx), vec![Op::Shutdown]);
+}
+
+#[test]
+fn snapshot_resumed_transcript() {
+    use agent_loop::model::{ChatMessage, ToolCall};
+    let (mut app, _rx) = app();
+    let history = vec![
+        ChatMessage::user("what is in the readme?"),
+        ChatMessage::assistant(
+            "Let me look.",
+            vec![ToolCall::function(
+                "c1",
+                "read_file",
+                r#"{"path": "README.md"}"#,
+            )],
+        ),
+        ChatMessage::tool_result("c1", "# knack\nAn agent runtime."),
+        ChatMessage::assistant("It describes **knack**, an agent runtime.", Vec::new()),
+        ChatMessage::user("[Skill catalog update] New skills you can load with skill_view: x."),
+        ChatMessage::user("and run the tests"),
+        ChatMessage::assistant(
+            "",
+            vec![ToolCall::function(
+                "c2",
+                "terminal",
+                r#"{"command": "cargo test"}"#,
+            )],
+        ),
+        ChatMessage::tool_result("c2", r#"{"success": false, "error": "refused"}"#),
+        ChatMessage::assistant("Partial answ\n\n[interrupted by the user]", Vec::new()),
+    ];
+    app.replay_history(&history);
+    insta::assert_snapshot!(screen(&mut app, 80, 24));
+}
+
+#[test]
 fn up_and_down_walk_the_history() {
     let (tx, _rx) = unbounded_channel();
     let history = InputHistory::in_memory(vec!["first".into(), "second".into()]);

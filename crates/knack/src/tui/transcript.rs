@@ -27,7 +27,14 @@ pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦"
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
     Running,
-    Done { success: bool, duration_ms: u64 },
+    Done {
+        success: bool,
+        duration_ms: u64,
+    },
+    /// Replayed from a stored session, where durations are not kept.
+    Stored {
+        success: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,6 +281,16 @@ impl Transcript {
                     success,
                     duration_ms,
                 };
+            }
+            entry.changed();
+        }
+    }
+
+    /// Finishes a card replayed from a stored session.
+    pub fn finish_stored_tool(&mut self, id: &str, success: bool) {
+        if let Some(entry) = self.tool_mut(id) {
+            if let Cell::Tool { status, .. } = &mut entry.cell {
+                *status = ToolStatus::Stored { success };
             }
             entry.changed();
         }
@@ -718,6 +735,8 @@ fn render_tool(
             success: false,
             duration_ms,
         } => ("✗", theme.failure(), format_duration(*duration_ms)),
+        ToolStatus::Stored { success: true } => ("✓", theme.success(), String::new()),
+        ToolStatus::Stored { success: false } => ("✗", theme.failure(), String::new()),
     };
     let marker = if selected {
         Span::styled("▶ ", theme.selected())

@@ -20,7 +20,7 @@ pub(crate) static GATES: &[(&str, &[&[&str]])] = &[
     ("exfil_node_env_request", &[&["process."], &["axios", "fetch", "got", "request"], &["("], &[")", ",", "}"]]),
     ("exfil_dns_lookup", &[&["dig", "drill", "host", "nslookup", "resolvec"], &["dig", "drill", "host", "nslookup", "query"], &["$"], &["."]]),
     ("exfil_markdown_image_data", &[&["http://", "https://"], &["!["], &["=$", "=%7b", "=<", "=[", "={"], &["]("]]),
-    ("exfil_data_into_url", &[&["image", "link", "query", "request", "url", "webhook"], &["image", "link", "request", "string", "url", "webhook"], &["in", "to"], &["add", "append", "embed", "encode", "include", "insert", "place", "put"]]),
+    ("exfil_data_into_url", &[&["image", "link", "query", "url", "webhook"], &["image", "link", "string", "url", "webhook"], &["in", "to"], &["add", "append", "embed", "encode", "include", "insert", "place", "put"]]),
     ("exfil_send_private_data", &[&["copy", "exfiltra", "forward", "leak", "post", "report", "send", "submit", "transmit", "upload"], &["@", "ftp://", "http://", "https://"], &[".env", "api key", "api-key", "api_key", "apikey", "context", "conversa", "credenti", "environm", "history", "password", "private", "prompt", "secret", "ssh", "token"], &["at", "to"]]),
     ("exfil_send_to_url", &[&["http://", "https://"], &["post", "send", "transmit", "upload"], &["at", "to"]]),
     ("exfil_capture_service", &[&["beecepto", "burpcoll", "canaryto", "hookbin.", "interact", "oast.fun", "oast.liv", "oast.me", "oast.onl", "oast.pro", "oast.sit", "pipedrea", "requestb", "requestc", "webhook."]]),

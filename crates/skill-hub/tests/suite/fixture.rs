@@ -69,7 +69,12 @@ impl Home {
     /// Nothing installed, nothing in the lock, an empty quarantine.
     pub fn assert_clean(&self) {
         let skills = self.path("skills");
-        let leftovers: Vec<_> = walk_files(&skills);
+        // Versions outlive the skill by design: an uninstall can be undone.
+        let history = skills.join(".history");
+        let leftovers: Vec<_> = walk_files(&skills)
+            .into_iter()
+            .filter(|p| !p.starts_with(&history))
+            .collect();
         assert!(leftovers.is_empty(), "skills/ holds {leftovers:?}");
         assert!(
             self.hub().lock().installed.is_empty(),

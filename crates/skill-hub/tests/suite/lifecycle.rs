@@ -167,6 +167,11 @@ fn audit_reports_verdict_changes_and_local_edits() {
     let clean = hub.audit(None).unwrap();
     assert_eq!(clean.len(), 1);
     assert!(!clean[0].changed && !clean[0].modified);
+    // knack's own sidecar is on disk, but the hash and count are the package's.
+    assert!(installed.path.join(".knack-provenance.json").is_file());
+    let report = clean[0].report.as_ref().unwrap();
+    assert_eq!(report.content_hash, installed.entry.content_hash);
+    assert_eq!(report.files_scanned, installed.entry.files.len());
     write(
         &installed.path,
         "scripts/x.sh",

@@ -58,6 +58,15 @@ fn lifecycle(home: &Home, id: &str, name: &str, source: &str, change: impl FnOnc
         skill_core::manage::provenance(&installed.path).created_by,
         "hub"
     );
+    // Both hub writes are versioned like any other write.
+    let knack_home = knack_config::KnackHome::at(home.path(""));
+    let versions = skill_core::history::list(&knack_home, name).unwrap();
+    let seen: Vec<(&str, &str)> = versions
+        .iter()
+        .map(|v| (v.action.as_str(), v.actor.as_str()))
+        .collect();
+    assert_eq!(seen, [("install", "hub"), ("update", "hub")], "{id}");
+    assert!(versions.iter().all(|v| v.hash.is_some()), "{id}");
 
     hub.uninstall(name).unwrap();
     home.assert_clean();
@@ -176,6 +185,36 @@ fn git_collection_needs_a_choice_and_unknown_refs_fail() {
     let err = home.install(&format!("{base}@nope#a"), false).unwrap_err();
     assert!(err.contains("cannot clone"), "{err}");
     home.assert_clean();
+}
+
+#[test]
+fn a_collection_kept_under_dot_folders_is_listed_and_installable() {
+    let repo = git_repo(&[
+        (
+            "skills/.curated/gh-fix-ci/SKILL.md",
+            &skill_md("gh-fix-ci", "Use when CI fails", "curated"),
+        ),
+        (
+            "skills/.system/skill-installer/SKILL.md",
+            &skill_md("skill-installer", "Use when installing skills", "system"),
+        ),
+        (
+            ".github/ISSUE_TEMPLATE/SKILL.md",
+            &skill_md("template", "Use when filing", "t"),
+        ),
+    ]);
+    let home = Home::new();
+    let base = format!("git+{}", file_url(repo.path()));
+    let err = home.install(&base, false).unwrap_err();
+    assert!(
+        err.contains("holds 3 skills")
+            && err.contains(&format!("{base}#skills/.curated/gh-fix-ci")),
+        "{err}"
+    );
+    let installed = home
+        .install(&format!("{base}#skills/.system/skill-installer"), false)
+        .unwrap();
+    assert_eq!(installed.name, "skill-installer");
 }
 
 fn publish_index(server: &StaticServer, skills: &[(&str, &str)]) {
