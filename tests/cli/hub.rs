@@ -598,12 +598,15 @@ fn history_of_a_hub_skill_says_where_it_came_from() {
     write_file(&up.path().join("lint/SKILL.md"), &skill_md("lint", "steps"));
     let id = up.path().join("lint").display().to_string();
     hub.ok(&["skills", "install", &id, "--yes"]);
-    let (code, err) = hub.fails(&["skills", "history", "lint"]);
+    // The install is the first version, by the hub.
+    let v = hub.json(&["skills", "history", "lint", "--json"]);
+    assert_eq!(v[0]["action"], serde_json::json!("install"), "{v}");
+    assert_eq!(v[0]["actor"], serde_json::json!("hub"), "{v}");
+    // Undoing the install is an uninstall, which keeps the lock right.
+    let (code, err) = hub.fails(&["skills", "rollback", "lint"]);
     assert_eq!(code, 1);
-    assert!(err.contains("installed from the hub"), "{err}");
-    assert!(!err.contains("has not been written"), "{err}");
-    let (_, err) = hub.fails(&["skills", "rollback", "lint"]);
-    assert!(err.contains("installed from the hub"), "{err}");
+    assert!(err.contains("skills uninstall lint"), "{err}");
+    assert!(hub.env.home_path("skills/lint/SKILL.md").is_file());
     // A name nobody knows keeps the plain answer.
     let (_, err) = hub.fails(&["skills", "history", "nobody"]);
     assert!(err.contains("no history for 'nobody'"), "{err}");

@@ -236,3 +236,75 @@ fn inspect_json_answers_an_object_even_when_the_package_is_refused() {
     assert_eq!(v["success"], json!(false));
     assert!(v["error"].as_str().unwrap().contains("broken"), "{v}");
 }
+
+#[test]
+fn a_published_site_installs_over_http() {
+    let env = Env::new();
+    let team = env.home_path("team-library");
+    for (name, extra) in [
+        ("deploy", "scripts/roll.sh"),
+        ("triage", "references/logs.md"),
+    ] {
+        super::common::write_file(
+            &team.join(format!("ops/{name}/SKILL.md")),
+            &format!(
+                "---\nname: {name}\ndescription: Use when the team needs {name}\n---\n# {name}\n\nSteps.\n"
+            ),
+        );
+        super::common::write_file(&team.join(format!("ops/{name}/{extra}")), "echo ok\n");
+    }
+    super::common::write_file(&team.join("ops/deploy/.knack-provenance.json"), "{}");
+    let site = env.home_path("site");
+    let out = success(
+        env.knack()
+            .args(["skills", "publish", "--json", "--out"])
+            .arg(&site)
+            .arg(&team),
+    );
+    let v = stdout_json(&out);
+    assert_eq!(v["success"], json!(true));
+    let names: Vec<&str> = v["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["deploy", "triage"]);
+    let index_path = site.join(".well-known/agent-skills/index.json");
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&index_path).unwrap()).unwrap();
+    let first = &index["skills"][0];
+    assert_eq!(first["type"], json!("archive"));
+    assert_eq!(first["url"], json!("deploy.tar.gz"));
+    assert!(first["digest"].as_str().unwrap().starts_with("sha256:"));
+
+    // Any static server will do: serve the site's files as they are.
+    let server = test_support::StaticServer::start_blocking().unwrap();
+    for entry in std::fs::read_dir(site.join(".well-known/agent-skills")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        server.put(
+            &format!("/.well-known/agent-skills/{name}"),
+            std::fs::read(&path).unwrap(),
+        );
+    }
+    let id = format!("well-known:{}#deploy", server.base_url());
+    success(env.knack().args(["skills", "install", &id, "--yes"]));
+    let installed = env.home_path("skills/deploy");
+    assert!(installed.join("scripts/roll.sh").is_file());
+    let out = success(env.knack().args(["skills", "view", "deploy", "--json"]));
+    assert_eq!(stdout_json(&out)["scope"], json!("user"));
+    // A tampered archive is refused by its digest.
+    server.put(
+        "/.well-known/agent-skills/triage.tar.gz",
+        b"not the archive".to_vec(),
+    );
+    let id = format!("well-known:{}#triage", server.base_url());
+    let out = env
+        .knack()
+        .args(["skills", "install", &id, "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("digest"));
+}

@@ -175,6 +175,19 @@ pub enum SkillsCommand {
     /// Manage extra repositories the hub searches
     #[command(subcommand)]
     Tap(TapCommand),
+    /// Write a folder of skills as a static hub site (well-known index with digests)
+    Publish(PublishArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// A skill folder, or a folder holding several skills
+    pub dir: std::path::PathBuf,
+    /// The site folder: SITE/.well-known/agent-skills/ receives the index and archives
+    #[arg(long, value_name = "SITE")]
+    pub out: std::path::PathBuf,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ mod hub;
 mod identifier;
 mod lock;
 mod net;
+mod publish;
 mod quarantine;
 mod safe_tree;
 mod search;
@@ -18,6 +19,7 @@ pub use hub::{
 };
 pub use identifier::Identifier;
 pub use lock::{HubLock, LOCK_FILE, LockEntry};
+pub use publish::{INDEX_FILE, Published, WELL_KNOWN_DIR, publish};
 pub use safe_tree::{Limits, tree_hash};
 pub use search::{BROWSE_PAGE_SIZE, SearchOutcome, SourceProblem};
 pub use source::{SkillMeta, SkillSource};

@@ -356,7 +356,7 @@ fn is_executable(meta: &fs::Metadata) -> bool {
     meta.permissions().mode() & 0o111 != 0
 }
 
-fn rel_string(root: &Path, path: &Path) -> String {
+pub(crate) fn rel_string(root: &Path, path: &Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
         .components()

@@ -23,7 +23,8 @@ const REVIEW_REQUEST: &str = "\
 worked out a procedure worth repeating, ran into a pitfall, or showed that a \
 skill you loaded was wrong or incomplete, save that knowledge now with \
 skill_manage: create a skill (prefer one umbrella skill per topic over many \
-small ones; its description starts with \"Use when\" and fits 60 characters), \
+small ones; its description is one line that says what it does and ends with \
+\"Use when ...\", since the skills index shows about 160 characters of it), \
 patch the skill you used, or add a file under its references/. You may only \
 change skills the agent created, and you must view a skill with skill_view \
 before changing it. If nothing here is worth keeping, make no calls and reply \

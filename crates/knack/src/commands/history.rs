@@ -133,6 +133,20 @@ fn show(ctx: &Context, args: HistoryArgs) -> anyhow::Result<u8> {
 
 fn rollback(ctx: &Context, args: RollbackArgs) -> anyhow::Result<u8> {
     let (key, live) = history_key(ctx, &args.name)?;
+    // Undoing a hub install would remove the folder behind the hub's back and
+    // leave its lock entry pointing at nothing: that is `uninstall`'s job.
+    if let Ok(versions) = history::list(&ctx.home, &key) {
+        let target = args.to.unwrap_or(versions.len());
+        if versions
+            .iter()
+            .any(|v| v.version == target && v.action == "install" && !v.existed_before)
+        {
+            return Err(exit::failed(format!(
+                "version #{target} of '{}' is its installation from the hub; remove it with `knack skills uninstall {}` instead",
+                args.name, args.name
+            )));
+        }
+    }
     let outcome = history::rollback(&ctx.home, &key, args.to)
         .map_err(|e| history_error(ctx, &args.name, &key, live.as_deref(), e))?;
     println!(

@@ -13,7 +13,7 @@ use skill_hub::{
 
 use crate::cli::{
     HubAuditArgs, HubBrowseArgs, HubCheckArgs, HubInspectArgs, HubInstallArgs, HubSearchArgs,
-    HubUninstallArgs, HubUpdateArgs, SkillsCommand, TapCommand,
+    HubUninstallArgs, HubUpdateArgs, PublishArgs, SkillsCommand, TapCommand,
 };
 use crate::context::Context;
 use crate::exit;
@@ -31,10 +31,15 @@ pub fn handles(cmd: &SkillsCommand) -> bool {
             | SkillsCommand::Update(_)
             | SkillsCommand::Audit(_)
             | SkillsCommand::Tap(_)
+            | SkillsCommand::Publish(_)
     )
 }
 
 pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
+    // Publishing reads a folder and writes a site: no home, config or network.
+    if let SkillsCommand::Publish(args) = cmd {
+        return publish(args);
+    }
     let ctx = Context::load()?;
     let quiet = match &cmd {
         SkillsCommand::Search(a) => a.json,
@@ -516,4 +521,30 @@ fn tap(hub: &Hub, cmd: TapCommand) -> anyhow::Result<u8> {
             }
         }
     }
+}
+
+fn publish(args: PublishArgs) -> anyhow::Result<u8> {
+    let published = skill_hub::publish(&args.dir, &args.out).map_err(hub_error)?;
+    let index = args
+        .out
+        .join(skill_hub::WELL_KNOWN_DIR)
+        .join(skill_hub::INDEX_FILE);
+    if args.json {
+        print_json(&json!({
+            "success": true,
+            "index": index,
+            "skills": published,
+        }));
+        return Ok(exit::OK);
+    }
+    for p in &published {
+        println!("{}  {}  {}", bold(&p.name), p.url, dim(&p.digest));
+    }
+    println!(
+        "Published {} skill(s) to {}. Serve {} over HTTPS and install with `knack skills install well-known:https://HOST#NAME`.",
+        published.len(),
+        index.display(),
+        args.out.display()
+    );
+    Ok(exit::OK)
 }
