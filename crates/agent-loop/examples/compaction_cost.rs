@@ -47,10 +47,7 @@ fn main() {
         reserve_output: 8_192,
         compact_at: 0.8,
     };
-    let count = Some(ProviderCount {
-        prompt_tokens: 100_000,
-        messages: 990,
-    });
+    let count = Some(ProviderCount::new(100_000, 990, 90_000));
     let mut samples: Vec<Duration> = Vec::with_capacity(RUNS);
     let mut kept = 0;
     for _ in 0..RUNS {

@@ -89,7 +89,8 @@ pub fn estimate_request(
 ) -> usize {
     match last_count {
         Some(count) if count.messages <= messages.len() => {
-            count.prompt_tokens + estimate_messages(&messages[count.messages..])
+            count.prompt_tokens
+                + scaled(estimate_messages(&messages[count.messages..]), count.ratio)
         }
         _ => {
             estimate_messages(messages)
@@ -98,11 +99,37 @@ pub fn estimate_request(
     }
 }
 
-/// The provider's token count for a request of `messages` messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The provider's token count for a request of `messages` messages, and
+/// how far it was from the estimate of the same request: the model's own
+/// tokenizer calibrates the estimate of what comes next.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProviderCount {
     pub prompt_tokens: usize,
     pub messages: usize,
+    /// Provider tokens per estimated token (1.0 when they agreed).
+    pub ratio: f64,
+}
+
+impl ProviderCount {
+    /// The count for a request whose estimate was `estimated` tokens; the
+    /// ratio is kept within bounds a real tokenizer stays in.
+    pub fn new(prompt_tokens: usize, messages: usize, estimated: usize) -> Self {
+        let ratio = if estimated == 0 {
+            1.0
+        } else {
+            (prompt_tokens as f64 / estimated as f64).clamp(0.5, 4.0)
+        };
+        Self {
+            prompt_tokens,
+            messages,
+            ratio,
+        }
+    }
+}
+
+/// `tokens` times `ratio`, rounded up.
+pub fn scaled(tokens: usize, ratio: f64) -> usize {
+    (tokens as f64 * ratio).ceil() as usize
 }
 
 /// Where a compaction cuts the history: `history[..cut]` is summarised,
@@ -217,8 +244,26 @@ pub fn summary_instruction() -> String {
 
 /// The messages a summarising request carries after the system prompt:
 /// the part to summarise, closed by the instruction.
-pub fn summary_request_messages(head: &[ChatMessage]) -> Vec<ChatMessage> {
+/// With `cap_chars`, each message's text keeps at most that many characters
+/// (its beginning and end): the retry for a server that found the request
+/// too long although the estimate fit.
+pub fn summary_request_messages(
+    head: &[ChatMessage],
+    cap_chars: Option<usize>,
+) -> Vec<ChatMessage> {
     let mut messages = head.to_vec();
+    if let Some(cap) = cap_chars {
+        for message in &mut messages {
+            if let Some(text) = &mut message.content {
+                let len = text.chars().count();
+                if len > cap {
+                    let head: String = text.chars().take(cap / 2).collect();
+                    let tail: String = text.chars().skip(len - cap / 2).collect();
+                    *text = format!("{head}\n[… {} characters left out …]\n{tail}", len - cap);
+                }
+            }
+        }
+    }
     messages.push(ChatMessage::user(summary_instruction()));
     messages
 }
@@ -496,6 +541,26 @@ mod tests {
     }
 
     #[test]
+    fn a_summary_retry_cuts_long_messages_to_their_ends() {
+        let head = vec![ChatMessage::user(format!("START{}END", "x".repeat(10_000)))];
+        let plain = summary_request_messages(&head, None);
+        assert_eq!(plain[0], head[0]);
+        let capped = summary_request_messages(&head, Some(2_000));
+        let text = capped[0].content.as_deref().unwrap();
+        assert!(text.starts_with("START") && text.ends_with("END"));
+        assert!(text.chars().count() < 2_100, "{}", text.len());
+        assert!(
+            capped
+                .last()
+                .unwrap()
+                .content
+                .as_deref()
+                .unwrap()
+                .contains("summary")
+        );
+    }
+
+    #[test]
     fn known_families_have_windows() {
         assert_eq!(known_window("claude-sonnet-4-5"), Some(200_000));
         assert_eq!(known_window("Qwen2.5-7B-Instruct"), Some(32_768));
@@ -517,19 +582,20 @@ mod tests {
     #[test]
     fn a_provider_count_is_extended_by_the_estimate_of_new_messages() {
         let h = conversation(2);
-        let counted = ProviderCount {
-            prompt_tokens: 1_000,
-            messages: 4,
-        };
+        let counted = ProviderCount::new(1_000, 4, 1_000);
         assert_eq!(
             estimate_request(&h, 0, Some(counted)),
             1_000 + estimate_messages(&h[4..])
         );
+        // A tokenizer that counts half again as many tokens as the estimate
+        // scales the estimate of what was appended.
+        let denser = ProviderCount::new(1_500, 4, 1_000);
+        assert_eq!(
+            estimate_request(&h, 0, Some(denser)),
+            1_500 + scaled(estimate_messages(&h[4..]), 1.5)
+        );
         // A count from before a rewrite (more messages than now) is ignored.
-        let stale = ProviderCount {
-            prompt_tokens: 1_000,
-            messages: 99,
-        };
+        let stale = ProviderCount::new(1_000, 99, 1_000);
         assert_eq!(estimate_request(&h, 0, Some(stale)), estimate_messages(&h));
     }
 

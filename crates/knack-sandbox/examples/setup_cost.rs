@@ -79,7 +79,7 @@ fn main() {
         ..SandboxPolicy::default()
     };
     let protecting = SandboxPolicy {
-        writable_roots: vec![work.clone()],
+        writable_roots: vec![work],
         read_only: vec![protected],
         hidden_files: vec![secret],
         network: false,

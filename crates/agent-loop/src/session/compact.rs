@@ -37,23 +37,43 @@ impl Session {
     /// an estimate of what came since.
     pub(crate) fn next_request_estimate(&self, extra: &[ChatMessage]) -> usize {
         let messages = self.request_messages(extra);
-        compaction::estimate_request(&messages, self.tools_chars(), self.last_count)
+        match self.last_count {
+            Some(_) => compaction::estimate_request(&messages, self.tools_chars(), self.last_count),
+            None => self.estimate_fresh(&messages),
+        }
     }
 
     fn tools_chars(&self) -> usize {
         self.tools.as_ref().map_or(0, |t| t.get().len())
     }
 
-    /// Remembers the provider's count for a request of `sent` messages.
+    /// Remembers the provider's count for a request of `sent` messages (the
+    /// history as it is now) and how it compares with the estimate.
     pub(crate) fn note_usage(&mut self, usage: Option<&Usage>, sent: usize) {
         if let Some(usage) = usage
             && usage.prompt_tokens > 0
         {
-            self.last_count = Some(ProviderCount {
-                prompt_tokens: usize::try_from(usage.prompt_tokens).unwrap_or(usize::MAX),
-                messages: sent,
-            });
+            let mut messages = self.request_messages(&[]);
+            messages.truncate(sent);
+            let estimated = compaction::estimate_request(&messages, self.tools_chars(), None);
+            let count = ProviderCount::new(
+                usize::try_from(usage.prompt_tokens).unwrap_or(usize::MAX),
+                sent,
+                estimated,
+            );
+            self.calibration = count.ratio;
+            self.last_count = Some(count);
         }
+    }
+
+    /// An estimate made without a provider count, scaled by how the last
+    /// count compared (the model's tokenizer may count more than four
+    /// characters a token: numbers, code, other languages).
+    fn estimate_fresh(&self, messages: &[ChatMessage]) -> usize {
+        compaction::scaled(
+            compaction::estimate_request(messages, self.tools_chars(), None),
+            self.calibration,
+        )
     }
 
     /// Refuses a turn that cannot fit at all: the window is smaller than the
@@ -64,7 +84,7 @@ impl Session {
             minimal.push(preload.clone());
         }
         minimal.push(message.clone());
-        let needed = compaction::estimate_request(&minimal, self.tools_chars(), None);
+        let needed = self.estimate_fresh(&minimal);
         let usable = self
             .budget
             .window
@@ -99,37 +119,48 @@ impl Session {
         let prefix_tokens = {
             let mut prefix = self.request_messages(&[]);
             prefix.truncate(prefix.len() - self.history.len());
-            compaction::estimate_request(&prefix, self.tools_chars(), None)
+            self.estimate_fresh(&prefix)
         };
-        let Some(cut) = compaction::choose_cut(
-            &self.history,
-            self.budget.keep_recent_tokens(prefix_tokens),
-            self.head_len.max(1),
-        ) else {
+        // The cut counts unscaled estimates; the room it may keep is scaled back.
+        let keep =
+            (self.budget.keep_recent_tokens(prefix_tokens) as f64 / self.calibration) as usize;
+        let Some(cut) = compaction::choose_cut(&self.history, keep, self.head_len.max(1)) else {
             return Ok(CompactionOutcome::NothingToDo);
         };
         // The part to summarise must itself fit: its oldest turns are left
-        // out of the summarising request when it would not.
+        // out of the summarising request when it would not. A server that
+        // still finds it too long gets one more try with half the room.
         let head = &self.history[..cut.cut];
         let prefix = self.request_messages(&[]).len() - self.history.len();
-        let room = self.budget.threshold();
-        let start = compaction::fit_start(head, room, |part| {
+        let mut room = self.budget.threshold();
+        let mut cap: Option<usize> = None;
+        let mut attempt = 0;
+        let completion = loop {
+            let start = compaction::fit_start(head, room, |part| {
+                let mut messages = self.request_messages(&[]);
+                messages.truncate(prefix);
+                messages.extend(compaction::summary_request_messages(part, cap));
+                self.estimate_fresh(&messages)
+            });
             let mut messages = self.request_messages(&[]);
             messages.truncate(prefix);
-            messages.extend(compaction::summary_request_messages(part));
-            compaction::estimate_request(&messages, self.tools_chars(), None)
-        });
-        let mut messages = self.request_messages(&[]);
-        messages.truncate(prefix);
-        messages.extend(compaction::summary_request_messages(&head[start..]));
-        let completion = self
-            .send(RequestPurpose::Compact, messages)
-            .await
-            .map_err(|e| {
-                Error::Session(format!(
-                    "compacting the history failed, so it was left as it was: {e}"
-                ))
-            })?;
+            messages.extend(compaction::summary_request_messages(&head[start..], cap));
+            match self.send(RequestPurpose::Compact, messages).await {
+                Ok(completion) => break completion,
+                Err(e) if attempt == 0 && compaction::is_context_overflow(&e.to_string()) => {
+                    attempt += 1;
+                    room /= 2;
+                    // Long messages (a pasted log, a big tool result) are cut
+                    // to their ends for the summary, so even one turn fits.
+                    cap = Some(2_000);
+                }
+                Err(e) => {
+                    return Err(Error::Session(format!(
+                        "compacting the history failed, so it was left as it was: {e}"
+                    )));
+                }
+            }
+        };
         let summary = completion.content.trim();
         if summary.is_empty() {
             return Err(Error::Session(

@@ -118,6 +118,9 @@ pub struct Session {
     pub(crate) budget: crate::compaction::ContextBudget,
     /// The provider's token count of the last request, with its message count.
     pub(crate) last_count: Option<crate::compaction::ProviderCount>,
+    /// Provider tokens per estimated token, from the last count (kept across
+    /// a compaction, which drops the count itself).
+    pub(crate) calibration: f64,
     /// `history[..head_len]` is a compaction's head (summary and carried
     /// skills), not stored as messages; `history[head_len + k]` is the stored
     /// message `first_seq + k`.
@@ -247,6 +250,7 @@ impl Session {
             events,
             budget,
             last_count: None,
+            calibration: 1.0,
             head_len,
             first_seq,
         };
