@@ -428,7 +428,10 @@ mod tests {
         }
         std::fs::write(root.join("project/README.md"), "x").unwrap();
         let protected = root.join("project/.knack");
-        let (roots, closed) = narrow_roots(std::slice::from_ref(&root), std::slice::from_ref(&protected));
+        let (roots, closed) = narrow_roots(
+            std::slice::from_ref(&root),
+            std::slice::from_ref(&protected),
+        );
         assert_eq!(
             roots,
             vec![
