@@ -79,3 +79,61 @@ pub fn success(cmd: &mut assert_cmd::Command) -> std::process::Output {
     );
     out
 }
+
+/// What an interrupted `knack run --json` left: its exit code, its JSON
+/// events and its stderr.
+pub struct Interrupted {
+    pub code: i32,
+    pub events: Vec<serde_json::Value>,
+    pub stderr: String,
+}
+
+/// Runs `knack run --json PROMPT` against `base_url`, waits until the answer
+/// has started streaming (an event, not a sleep: however slow the machine),
+/// then sends SIGINT as Ctrl-C would.
+pub fn interrupt_mid_answer(env: &Env, base_url: &str, prompt: &str) -> Interrupted {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
+        .args(["run", "--json", prompt])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("KNACK_HOME", env.home.path())
+        .env("KNACK_BUNDLED_SKILLS", env.bundle.path())
+        .env("KNACK_BASE_URL", base_url)
+        .env("KNACK_MODEL", "mock-model")
+        .current_dir(env.cwd.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (streaming_tx, streaming_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut events = Vec::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if event["type"] == "assistant_delta" {
+                let _ = streaming_tx.send(());
+            }
+            events.push(event);
+        }
+        events
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    assert!(
+        streaming_rx.recv().is_ok(),
+        "the run ended before the reply streamed"
+    );
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let status = child.wait().unwrap();
+    Interrupted {
+        code: status.code().unwrap_or(-1),
+        events: reader.join().unwrap(),
+        stderr: stderr_reader.join().unwrap(),
+    }
+}

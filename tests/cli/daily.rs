@@ -4,7 +4,7 @@
 use serde_json::Value;
 use test_support::{MockModelServer, ScriptedReply};
 
-use super::common::Env;
+use super::common::{Env, interrupt_mid_answer};
 
 fn mock() -> MockModelServer {
     MockModelServer::start_blocking().unwrap()
@@ -25,46 +25,6 @@ fn json_lines(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-/// Starts `knack run --json PROMPT`, sends SIGINT once the answer has begun
-/// to stream (the scripted reply stalls, so the run is always mid-answer),
-/// and returns the exit code with the JSON events.
-fn interrupt_mid_answer(env: &Env, server: &MockModelServer, prompt: &str) -> (i32, Vec<Value>) {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
-        .args(["run", "--json", prompt])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("KNACK_HOME", env.home.path())
-        .env("KNACK_BUNDLED_SKILLS", env.bundle.path())
-        .env("KNACK_BASE_URL", server.base_url())
-        .env("KNACK_MODEL", "mock-model")
-        .current_dir(env.cwd.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (streaming_tx, streaming_rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            let event: Value = serde_json::from_str(&line).unwrap_or_default();
-            if event["type"] == "assistant_delta" {
-                let _ = streaming_tx.send(());
-            }
-            lines.push(event);
-        }
-        lines
-    });
-    assert!(
-        streaming_rx.recv().is_ok(),
-        "the run ended before the reply streamed"
-    );
-    let pid = rustix::process::Pid::from_child(&child);
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let status = child.wait().unwrap();
-    (status.code().unwrap_or(-1), reader.join().unwrap())
-}
-
 #[test]
 fn an_interrupted_answer_is_kept_with_a_marker_and_roles_alternate() {
     let env = Env::new();
@@ -73,7 +33,8 @@ fn an_interrupted_answer_is_kept_with_a_marker_and_roles_alternate() {
         ScriptedReply::text("Partial words that the user cuts off before the end")
             .stall_after_chunks(2),
     );
-    let (code, events) = interrupt_mid_answer(&env, &server, "first question");
+    let interrupted = interrupt_mid_answer(&env, &server.base_url(), "first question");
+    let (code, events) = (interrupted.code, interrupted.events);
     assert_eq!(code, 130, "{events:?}");
     let id = events
         .iter()

@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::{CapturedRequest, MockModelServer, Purpose, ScriptedReply, check_invariants};
 
-use super::common::{Env, stdout_json, success};
+use super::common::{Env, interrupt_mid_answer, stdout_json, success};
 
 fn mock() -> MockModelServer {
     MockModelServer::start_blocking().unwrap()
@@ -495,61 +495,12 @@ fn sigint_stops_the_run_with_130_and_keeps_the_session() {
         ScriptedReply::text("a slow answer that never gets to finish because the user stops it")
             .stall_after_chunks(2),
     );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
-        .args(["run", "--json", "interrupt-me-please"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("KNACK_HOME", env.home.path())
-        .env("KNACK_BUNDLED_SKILLS", env.bundle.path())
-        .env("KNACK_BASE_URL", server.base_url())
-        .env("KNACK_MODEL", "mock-model")
-        .current_dir(env.cwd.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Read the events as they come; say when the reply has started streaming.
-    let stdout = child.stdout.take().unwrap();
-    let (streaming_tx, streaming_rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            let event: Value = serde_json::from_str(&line).unwrap_or_default();
-            if event["type"] == "assistant_delta" {
-                let _ = streaming_tx.send(());
-            }
-            lines.push(line);
-        }
-        lines
-    });
-    let mut stderr = child.stderr.take().unwrap();
-    let stderr_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-        text
-    });
-    assert!(
-        streaming_rx.recv().is_ok(),
-        "the run ended before the reply streamed"
-    );
-    let pid = rustix::process::Pid::from_child(&child);
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let status = child.wait().unwrap();
-    let out = std::process::Output {
-        status,
-        stdout: reader.join().unwrap().join("\n").into_bytes(),
-        stderr: stderr_reader.join().unwrap().into_bytes(),
-    };
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ev = events(&out);
+    let interrupted = interrupt_mid_answer(&env, &server.base_url(), "interrupt-me-please");
+    assert_eq!(interrupted.code, 130, "{}", interrupted.stderr);
+    let ev = interrupted.events;
     assert_eq!(ev.last().unwrap()["type"], json!("error"));
     assert!(ev.iter().any(|e| e["type"] == "turn_aborted"));
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    assert!(!interrupted.stderr.contains("panicked"));
     let found = env
         .knack()
         .args(["sessions", "search", "interrupt-me-please", "--json"])

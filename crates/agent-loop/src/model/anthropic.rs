@@ -156,31 +156,22 @@ impl ModelClient for AnthropicClient {
 
 /// OpenAI-style function specs to Anthropic tools (`name`, `description`, `input_schema`).
 fn convert_tools(raw: &str) -> Result<Option<Value>> {
-    let specs: Vec<Value> = serde_json::from_str(raw)?;
-    if specs.is_empty() {
-        return Ok(None);
-    }
-    let tools = specs
-        .into_iter()
-        .map(|spec| {
-            let function = spec.get("function").unwrap_or(&spec);
-            let mut tool = Map::new();
-            tool.insert(
-                "name".into(),
-                function.get("name").cloned().unwrap_or(Value::Null),
-            );
-            if let Some(description) = function.get("description") {
-                tool.insert("description".into(), description.clone());
-            }
-            let schema = function
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-            tool.insert("input_schema".into(), schema);
-            Value::Object(tool)
-        })
-        .collect();
-    Ok(Some(Value::Array(tools)))
+    super::transport::convert_tool_specs(raw, |function| {
+        let mut tool = Map::new();
+        tool.insert(
+            "name".into(),
+            function.get("name").cloned().unwrap_or(Value::Null),
+        );
+        if let Some(description) = function.get("description") {
+            tool.insert("description".into(), description.clone());
+        }
+        let schema = function
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+        tool.insert("input_schema".into(), schema);
+        Value::Object(tool)
+    })
 }
 
 /// The stored conversation as Anthropic messages: tool results become

@@ -120,26 +120,17 @@ impl ModelClient for ResponsesClient {
 /// Chat Completions function specs to Responses tools (flat, not strict:
 /// knack's schemas have optional properties, which strict mode refuses).
 fn convert_tools(raw: &str) -> Result<Option<Value>> {
-    let specs: Vec<Value> = serde_json::from_str(raw)?;
-    if specs.is_empty() {
-        return Ok(None);
-    }
-    let tools = specs
-        .into_iter()
-        .map(|spec| {
-            let function = spec.get("function").unwrap_or(&spec);
-            let mut tool = Map::new();
-            tool.insert("type".into(), json!("function"));
-            for key in ["name", "description", "parameters"] {
-                if let Some(value) = function.get(key) {
-                    tool.insert(key.into(), value.clone());
-                }
+    super::transport::convert_tool_specs(raw, |function| {
+        let mut tool = Map::new();
+        tool.insert("type".into(), json!("function"));
+        for key in ["name", "description", "parameters"] {
+            if let Some(value) = function.get(key) {
+                tool.insert(key.into(), value.clone());
             }
-            tool.insert("strict".into(), json!(false));
-            Value::Object(tool)
-        })
-        .collect();
-    Ok(Some(Value::Array(tools)))
+        }
+        tool.insert("strict".into(), json!(false));
+        Value::Object(tool)
+    })
 }
 
 /// The conversation as input items: reasoning items come back before the

@@ -467,6 +467,24 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// The first `MAX` characters of a payload, for error messages and logs.
+/// The session's frozen tool specs (Chat Completions' `{"type": "function",
+/// "function": {...}}` shape) in another wire's shape: `convert` gets each
+/// spec's `function` object. `None` when there are no tools.
+pub(crate) fn convert_tool_specs(
+    raw: &str,
+    convert: impl Fn(&serde_json::Value) -> serde_json::Value,
+) -> Result<Option<serde_json::Value>> {
+    let specs: Vec<serde_json::Value> = serde_json::from_str(raw)?;
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let tools = specs
+        .iter()
+        .map(|spec| convert(spec.get("function").unwrap_or(spec)))
+        .collect();
+    Ok(Some(serde_json::Value::Array(tools)))
+}
+
 pub(crate) fn preview(data: &str) -> String {
     const MAX: usize = 200;
     match data.char_indices().nth(MAX) {
