@@ -312,3 +312,46 @@ fn a_long_command_output_is_cut_and_saved_whole_for_the_model_to_read() {
     assert!(saved.ends_with("99999\n100000\n"));
     let _ = std::fs::remove_file(path);
 }
+
+#[test]
+fn a_failed_summary_leaves_the_history_untouched_and_says_so() {
+    let env = Env::new();
+    env.write(
+        "config.yaml",
+        "model:\n  max_retries: 1\n  retry_base_delay_ms: 10\n  retry_max_delay_ms: 20\n",
+    );
+    let server = MockModelServer::start_blocking().unwrap();
+    let big = |env: &Env, server: &MockModelServer, args: &[&str]| {
+        let mut cmd = env.knack();
+        cmd.env("KNACK_BASE_URL", server.base_url())
+            .env("KNACK_MODEL", "mock-model")
+            .env("KNACK_CONTEXT_WINDOW", "200000")
+            .args(args);
+        cmd.output().unwrap()
+    };
+    server.enqueue(ScriptedReply::text("one"));
+    let out = big(&env, &server, &["run", "--json", "--no-review", "first"]);
+    let first: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    let id = first["session_id"].as_str().unwrap().to_owned();
+    server.enqueue(ScriptedReply::text("two"));
+    big(
+        &env,
+        &server,
+        &["run", "--no-review", "--resume", &id, "second"],
+    );
+    let before =
+        String::from_utf8_lossy(&big(&env, &server, &["sessions", "show", &id, "--json"]).stdout)
+            .into_owned();
+    // The summarising request fails (the server errors every time).
+    server.enqueue_for(Purpose::Compact, ScriptedReply::status(500));
+    server.enqueue_for(Purpose::Compact, ScriptedReply::status(500));
+    let out = big(&env, &server, &["sessions", "compact", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("left as it was"), "{err}");
+    let after =
+        String::from_utf8_lossy(&big(&env, &server, &["sessions", "show", &id, "--json"]).stdout)
+            .into_owned();
+    assert_eq!(before, after, "nothing changed in the store");
+}

@@ -588,3 +588,32 @@ fn a_skill_that_requires_an_mcp_tool_shows_only_with_its_server() {
     assert!(system.contains("echo-helper"), "{system}");
     assert!(!system.contains("echo-fallback"), "{system}");
 }
+
+#[test]
+fn a_headless_run_says_which_server_did_not_start_and_goes_on() {
+    let Some(bin) = test_server() else { return };
+    let env = Env::new();
+    env.write(
+        "config.yaml",
+        &config(&[
+            stdio_entry("good", &bin, ""),
+            stdio_entry("broken", &bin, "    args: [--exit]\n"),
+        ]),
+    );
+    let server = MockModelServer::start_blocking().unwrap();
+    server.enqueue(ScriptedReply::text("fine"));
+    let out = success(
+        env.knack()
+            .env("KNACK_BASE_URL", server.base_url())
+            .env("KNACK_MODEL", "mock-model")
+            .args(["run", "--no-review", "hello"]),
+    );
+    let err = stderr(&out);
+    assert!(err.contains("MCP server 'broken' did not start"), "{err}");
+    assert!(!err.contains("'good'"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "fine\n");
+    // The healthy server's tools reached the request; the broken one's did not.
+    let tools = server.requests()[0].body["tools"].to_string();
+    assert!(tools.contains("mcp__good__"), "{tools}");
+    assert!(!tools.contains("mcp__broken__"));
+}

@@ -153,6 +153,7 @@ async fn run_async(
         review: !args.no_review,
         approver,
         context_window: choice.context_window,
+        mcp: start_mcp_servers(&ctx).await,
         ..SessionOptions::new(
             ctx.home.clone(),
             ctx.config.clone(),
@@ -174,6 +175,22 @@ async fn run_async(
     let mut renderer = printer.await?;
     renderer.finish();
     Ok(code)
+}
+
+/// Starts the configured MCP servers before the session (their tools join its
+/// frozen list) and says on stderr which ones failed: a headless run has no
+/// other place to show it, and the session goes on without their tools.
+async fn start_mcp_servers(ctx: &Context) -> Option<Arc<agent_loop::mcp_client::McpHub>> {
+    let hub = agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await?;
+    for status in hub.statuses() {
+        if let agent_loop::mcp_client::ServerState::Failed(why) = &status.state {
+            eprintln!(
+                "knack: warning: MCP server '{}' did not start ({why}); its tools are missing from this session (`knack mcp list` shows every server)",
+                status.name
+            );
+        }
+    }
+    Some(hub)
 }
 
 /// Runs the session to its end and emits the closing event; returns the exit code.
