@@ -136,6 +136,22 @@ impl App {
             agent_gone: false,
         };
         app.set_input("");
+        let failed: Vec<String> = app
+            .info
+            .mcp_servers
+            .iter()
+            .filter(|line| line.failed)
+            .map(|line| line.text.clone())
+            .collect();
+        if !failed.is_empty() {
+            app.note(
+                NoteKind::Error,
+                format!(
+                    "MCP: {}; the session goes on without those tools (/mcp lists every server)",
+                    failed.join("; ")
+                ),
+            );
+        }
         app
     }
 
@@ -559,6 +575,21 @@ impl App {
                     NoteKind::Info,
                     "review requested; it runs in the background",
                 );
+            }
+            "mcp" => {
+                let text = if self.info.mcp_servers.is_empty() {
+                    "no MCP servers are configured (mcp_servers in config.yaml; see docs/mcp.md)"
+                        .to_owned()
+                } else {
+                    let lines: Vec<&str> = self
+                        .info
+                        .mcp_servers
+                        .iter()
+                        .map(|line| line.text.as_str())
+                        .collect();
+                    format!("MCP servers: {}", lines.join("; "))
+                };
+                self.note(NoteKind::Info, text);
             }
             "compact" => {
                 self.send(Op::Compact);

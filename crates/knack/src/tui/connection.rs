@@ -28,6 +28,39 @@ pub struct SessionInfo {
     /// The model's context window in tokens (0 when unknown), for the status
     /// line's fill gauge.
     pub context_window: u64,
+    /// One line per configured MCP server: its state and tool count
+    /// (`/mcp` shows them; failures are shown when the session starts).
+    pub mcp_servers: Vec<McpServerLine>,
+}
+
+/// An MCP server as the TUI reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerLine {
+    pub text: String,
+    pub failed: bool,
+}
+
+/// The lines `/mcp` shows, from the hub the session was given.
+fn mcp_lines(hub: Option<&agent_loop::mcp_client::McpHub>) -> Vec<McpServerLine> {
+    use agent_loop::mcp_client::ServerState;
+    hub.map(|hub| hub.statuses())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|status| match &status.state {
+            ServerState::Ready => McpServerLine {
+                text: format!("{}: ready, {} tools", status.name, status.tools),
+                failed: false,
+            },
+            ServerState::Failed(why) => McpServerLine {
+                text: format!("{}: did not start ({why})", status.name),
+                failed: true,
+            },
+            ServerState::Disabled => McpServerLine {
+                text: format!("{}: disabled", status.name),
+                failed: false,
+            },
+        })
+        .collect()
 }
 
 /// How `knack chat` asks for a session.
@@ -55,11 +88,15 @@ pub async fn connect_agent(
     } else {
         Arc::new(channel_approver.clone())
     };
+    // Started here rather than inside the session, so the TUI can report them.
+    let mcp = agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await;
+    let mcp_servers = mcp_lines(mcp.as_deref());
     let session_options = SessionOptions {
         preload: options.preload.clone(),
         resume: options.resume.clone(),
         approver,
         context_window: choice.context_window,
+        mcp,
         ..SessionOptions::new(
             ctx.home.clone(),
             ctx.config.clone(),
@@ -77,6 +114,7 @@ pub async fn connect_agent(
         session_id: session.id().to_owned(),
         model: choice.model,
         context_window: window as u64,
+        mcp_servers,
     };
     let history = if options.resume.is_some() {
         session.history().to_vec()
@@ -111,6 +149,7 @@ pub mod echo {
             session_id: "echo-session".into(),
             model: "echo".into(),
             context_window: 0,
+            mcp_servers: Vec::new(),
         };
         let started = Event::SessionStarted {
             session_id: info.session_id.clone(),

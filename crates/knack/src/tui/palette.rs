@@ -81,6 +81,12 @@ pub const BUILTINS: &[Builtin] = &[
         needs_arg: false,
     },
     Builtin {
+        name: "mcp",
+        args: "",
+        description: "list the MCP servers and their tools",
+        needs_arg: false,
+    },
+    Builtin {
         name: "compact",
         args: "",
         description: "summarise the older history to free the context window",

@@ -170,6 +170,7 @@ mod tests {
             session_id: "s".into(),
             model: "m".into(),
             context_window: 8_000,
+            mcp_servers: Vec::new(),
         };
         let area = Rect::new(0, 0, 100, 1);
         let mut buf = Buffer::empty(area);

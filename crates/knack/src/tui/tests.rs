@@ -25,6 +25,7 @@ fn info() -> SessionInfo {
         session_id: "20260101-abc123".into(),
         model: "test-model".into(),
         context_window: 0,
+        mcp_servers: Vec::new(),
     }
 }
 
@@ -508,6 +509,36 @@ fn approval_keys_send_the_matching_decision() {
     // With no request open, keys type again.
     type_text(&mut app, "y");
     assert_eq!(app.input_text(), "y");
+}
+
+#[test]
+fn mcp_servers_that_failed_are_shown_at_start_and_slash_mcp_lists_all() {
+    use super::connection::McpServerLine;
+    let (ops, _rx) = unbounded_channel();
+    let mut info = info();
+    info.mcp_servers = vec![
+        McpServerLine {
+            text: "files: ready, 14 tools".into(),
+            failed: false,
+        },
+        McpServerLine {
+            text: "search: did not start (exited with status 1)".into(),
+            failed: true,
+        },
+    ];
+    let mut app = App::new(
+        ops,
+        info,
+        Theme::plain(),
+        InputHistory::in_memory(Vec::new()),
+    );
+    let start = format!("{:?}", app.transcript().cells().collect::<Vec<_>>());
+    assert!(start.contains("search: did not start"), "{start}");
+    assert!(!start.contains("files: ready"), "{start}");
+    type_text(&mut app, "/mcp");
+    app.handle_key(key(KeyCode::Enter));
+    let text = format!("{:?}", app.transcript().cells().collect::<Vec<_>>());
+    assert!(text.contains("files: ready, 14 tools"), "{text}");
 }
 
 #[test]
