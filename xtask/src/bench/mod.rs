@@ -7,6 +7,7 @@ mod context;
 mod discovery;
 mod guard;
 mod manage;
+mod mcp;
 mod prompt;
 mod sandbox;
 mod sync;
@@ -109,6 +110,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "context",
         run: context::run,
+    },
+    Group {
+        name: "mcp",
+        run: mcp::run,
     },
 ];
 
