@@ -88,7 +88,12 @@ pub async fn connect_agent(
     } else {
         Arc::new(channel_approver.clone())
     };
-    // Started here rather than inside the session, so the TUI can report them.
+    // Started here rather than inside the session, so the TUI can report them;
+    // the screen is still the shell's, so a line says what the wait is for.
+    if !ctx.config.mcp_servers.is_empty() {
+        let names: Vec<&str> = ctx.config.mcp_servers.keys().map(String::as_str).collect();
+        eprintln!("knack: starting MCP servers: {} …", names.join(", "));
+    }
     let mcp = agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await;
     let mcp_servers = mcp_lines(mcp.as_deref());
     let session_options = SessionOptions {
