@@ -16,6 +16,9 @@ use tracing_subscriber::EnvFilter;
 /// The log's file name inside `logs/`; docs and tests name it.
 pub const LOG_FILE: &str = "knack.log";
 
+/// Lines the background writer may hold before a caller waits.
+const LOG_QUEUE_LINES: usize = 1_024;
+
 /// The background writer's guard: while it lives, queued lines are written;
 /// dropping it flushes them. [`FlushOnExit`], held by `main`, drops it.
 static GUARD: Mutex<Option<WorkerGuard>> = Mutex::new(None);
@@ -50,8 +53,13 @@ pub fn init(logs_dir: &Path) {
     else {
         return;
     };
-    // Not lossy: when the queue is full a caller waits rather than a line being dropped.
-    let (writer, worker) = NonBlockingBuilder::default().lossy(false).finish(appender);
+    // Not lossy: when the queue is full a caller waits rather than a line being
+    // dropped. The queue is allocated whole at start; the library's default
+    // (128,000 lines, megabytes) cost every short command milliseconds.
+    let (writer, worker) = NonBlockingBuilder::default()
+        .lossy(false)
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(appender);
     let filter = EnvFilter::try_from_env("KNACK_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
     let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
