@@ -137,3 +137,18 @@ pub fn interrupt_mid_answer(env: &Env, base_url: &str, prompt: &str) -> Interrup
         stderr: stderr_reader.join().unwrap(),
     }
 }
+
+/// The scripted mock model server, started for one test.
+pub fn mock() -> test_support::MockModelServer {
+    test_support::MockModelServer::start_blocking().unwrap()
+}
+
+/// A knack command pointed at the mock model (`mock-model`), bounded in time
+/// so a hang fails the test instead of stalling the suite.
+pub fn run_cmd(env: &Env, server: &test_support::MockModelServer) -> assert_cmd::Command {
+    let mut cmd = env.knack();
+    cmd.env("KNACK_BASE_URL", server.base_url())
+        .env("KNACK_MODEL", "mock-model")
+        .timeout(std::time::Duration::from_secs(60));
+    cmd
+}

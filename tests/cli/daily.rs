@@ -2,21 +2,9 @@
 //! expect of `knack run` — interruptions kept, early usage errors, reasons shown.
 
 use serde_json::Value;
-use test_support::{MockModelServer, ScriptedReply};
+use test_support::ScriptedReply;
 
-use super::common::{Env, interrupt_mid_answer};
-
-fn mock() -> MockModelServer {
-    MockModelServer::start_blocking().unwrap()
-}
-
-fn run_cmd(env: &Env, server: &MockModelServer) -> assert_cmd::Command {
-    let mut cmd = env.knack();
-    cmd.env("KNACK_BASE_URL", server.base_url())
-        .env("KNACK_MODEL", "mock-model")
-        .timeout(std::time::Duration::from_secs(60));
-    cmd
-}
+use super::common::{Env, interrupt_mid_answer, mock, run_cmd};
 
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)

@@ -7,9 +7,9 @@
 //! not repeated here.
 
 use serde_json::{Value, json};
-use test_support::{MockModelServer, ScriptedReply, check_invariants};
+use test_support::{ScriptedReply, check_invariants};
 
-use super::common::{Env, stdout_json, success};
+use super::common::{Env, mock, stdout_json, success};
 
 /// Fast retries (3 attempts in all) and, optionally, a short idle timeout.
 fn env_with(idle_timeout_secs: Option<u64>) -> Env {
@@ -133,10 +133,6 @@ fn roles(messages: &[Value]) -> Vec<&str> {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect()
-}
-
-fn mock() -> MockModelServer {
-    MockModelServer::start_blocking().unwrap()
 }
 
 #[test]

@@ -3,22 +3,9 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use test_support::{CapturedRequest, MockModelServer, Purpose, ScriptedReply, check_invariants};
+use test_support::{CapturedRequest, Purpose, ScriptedReply, check_invariants};
 
-use super::common::{Env, interrupt_mid_answer, stdout_json, success};
-
-fn mock() -> MockModelServer {
-    MockModelServer::start_blocking().unwrap()
-}
-
-/// A knack command pointed at the mock, with fast retries.
-fn run_cmd(env: &Env, server: &MockModelServer) -> assert_cmd::Command {
-    let mut cmd = env.knack();
-    cmd.env("KNACK_BASE_URL", server.base_url())
-        .env("KNACK_MODEL", "mock-model")
-        .timeout(std::time::Duration::from_secs(60));
-    cmd
-}
+use super::common::{Env, interrupt_mid_answer, mock, run_cmd, stdout_json, success};
 
 fn fast_retries(env: &Env) {
     env.write(
