@@ -283,10 +283,21 @@ fn file_tools_resolve_links_before_the_rules() {
         env.cwd.path().join("link-to-skills"),
     )
     .unwrap();
+    // The home sits beside the working directory: reach it through a folder
+    // that does not exist yet, which a lexical check would take as inside.
+    let home_name = env
+        .home
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let via_missing = format!("new/../../{home_name}/config.yaml");
     for path in [
         "link-to-skills/../skills/demo/SKILL.md",
         "link-to-skills/demo/SKILL.md",
         "link-to-skills/../config.yaml",
+        via_missing.as_str(),
     ] {
         let out = env
             .knack()

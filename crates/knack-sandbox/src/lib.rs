@@ -144,29 +144,40 @@ pub fn new_session(command: &mut std::process::Command) {
     }
 }
 
-/// `path` with symlinks resolved, as far as it exists: the missing tail is
-/// appended to the resolved existing part. Rules must be checked on this form,
-/// never on the path as written (`a/link/../b` is not `a/b`).
+/// `path` with symlinks resolved, as far as it exists: each component is
+/// resolved on disk while it exists; past the first missing one the rest is
+/// taken as written, and a `..` there undoes the missing component before it
+/// (a folder that does not exist cannot be a link). Rules must be checked on
+/// this form, never on the path as written: `a/link/../b` is not `a/b`, and
+/// `new/../../x` must not pass as a path beneath `a`.
 pub fn resolve_existing_prefix(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut missing = Vec::new();
-    loop {
-        if let Ok(resolved) = existing.canonicalize() {
-            let mut out = resolved;
-            for part in missing.iter().rev() {
-                out.push(part);
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    let mut missing = false;
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => out.push(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+                // Back on resolved ground once the missing part is undone.
+                if missing && let Ok(real) = out.canonicalize() {
+                    out = real;
+                    missing = false;
+                }
             }
-            return out;
-        }
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                missing.push(name.to_owned());
-                existing = parent.to_path_buf();
+            Component::Normal(name) => {
+                out.push(name);
+                if !missing {
+                    match out.canonicalize() {
+                        Ok(real) => out = real,
+                        Err(_) => missing = true,
+                    }
+                }
             }
-            // `..` at the end or the root itself: keep what was given.
-            _ => return path.to_path_buf(),
         }
     }
+    out
 }
 
 /// Whether `path` is `root` or lies beneath it (both already resolved).
@@ -189,6 +200,24 @@ mod tests {
             resolved,
             real.canonicalize().unwrap().join("new").join("file.txt")
         );
+    }
+
+    #[test]
+    fn dot_dot_after_a_missing_folder_is_resolved_not_left_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(real.join("work")).unwrap();
+        std::fs::create_dir_all(real.join("home")).unwrap();
+        let resolved = resolve_existing_prefix(&real.join("work/new/../../home/config.yaml"));
+        assert_eq!(resolved, real.join("home/config.yaml"));
+        assert!(!is_beneath(&resolved, &real.join("work")));
+        // A link reached after a missing folder is undone is followed too.
+        std::os::unix::fs::symlink(real.join("home"), real.join("work/link")).unwrap();
+        let resolved = resolve_existing_prefix(&real.join("work/new/../link/x"));
+        assert_eq!(resolved, real.join("home/x"));
+        // A path that is missing throughout its tail keeps that tail.
+        let resolved = resolve_existing_prefix(&real.join("work/a/b/../c.txt"));
+        assert_eq!(resolved, real.join("work/a/c.txt"));
     }
 
     #[test]

@@ -201,7 +201,10 @@ pub fn file_gate(ctx: &ToolContext, raw: &str, access: FileAccess) -> (PathBuf, 
     (path, gate)
 }
 
-fn read_gate(ctx: &ToolContext, path: &Path) -> Gate {
+/// Whether `path` (resolved) is one of knack's key files: `.env`, `*.key`,
+/// `*.pem` beneath the home. No file tool reads them.
+pub fn is_secret_file(ctx: &ToolContext, path: &Path) -> bool {
+    let path = resolve_existing_prefix(path);
     let home = resolve_existing_prefix(ctx.home.root());
     let name = path
         .file_name()
@@ -209,7 +212,11 @@ fn read_gate(ctx: &ToolContext, path: &Path) -> Gate {
         .unwrap_or_default();
     let secret = SECRET_FILE_NAMES.contains(&name.as_str())
         || SECRET_FILE_SUFFIXES.iter().any(|s| name.ends_with(s));
-    if secret && path.starts_with(&home) {
+    secret && path.starts_with(&home)
+}
+
+fn read_gate(ctx: &ToolContext, path: &Path) -> Gate {
+    if is_secret_file(ctx, path) {
         return Gate::Refuse {
             error: format!(
                 "{} holds knack's keys; file tools do not read it.",
@@ -406,6 +413,8 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("home/skills"), dir.path().join("work/link"))
             .unwrap();
         for raw in [
+            "new/../../home/config.yaml",
+            "new/deeper/../../../home/.env",
             "link/../config.yaml",
             "link/x/SKILL.md",
             "../home/config.yaml",
@@ -423,5 +432,8 @@ mod tests {
         assert!(matches!(gate, Gate::Refuse { .. }), "{gate:?}");
         let (_, gate) = file_gate(&ctx, "../home/config.yaml", FileAccess::Read);
         assert_eq!(gate, Gate::Run);
+        std::fs::write(dir.path().join("home/signing.pem"), "k").unwrap();
+        assert!(is_secret_file(&ctx, &dir.path().join("home/signing.pem")));
+        assert!(!is_secret_file(&ctx, &dir.path().join("work/cert.pem")));
     }
 }

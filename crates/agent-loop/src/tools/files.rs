@@ -304,10 +304,16 @@ impl Tool for SearchFiles {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: SearchArgs = parse_args(self.name(), args)?;
-            let root = ctx.resolve_path(args.path.as_deref().unwrap_or("."));
+            let raw = args.path.as_deref().unwrap_or(".");
+            let (root, gate) = boundary::file_gate(ctx, raw, FileAccess::Read);
+            boundary::pass(ctx, &format!("search {}", root.display()), gate).await?;
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
-            blocking(move || search(&args, &root, &cwd, &cancel)).await
+            // Key files under the home are skipped inside a folder search too,
+            // by the same rule read_file follows.
+            let secret_files = ctx.clone();
+            let readable = move |path: &Path| !boundary::is_secret_file(&secret_files, path);
+            blocking(move || search(&args, &root, &cwd, &cancel, &readable)).await
         })
     }
 }
@@ -317,6 +323,7 @@ fn search(
     root: &Path,
     cwd: &Path,
     cancel: &tokio_util::sync::CancellationToken,
+    readable: &dyn Fn(&Path) -> bool,
 ) -> Result<Value, ToolError> {
     if !root.exists() {
         return Err(ToolError::model(format!(
@@ -365,7 +372,7 @@ fn search(
             break;
         }
         let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) || !readable(entry.path()) {
             continue;
         }
         let shown = display_path(entry.path(), cwd);

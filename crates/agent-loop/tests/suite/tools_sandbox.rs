@@ -159,6 +159,19 @@ async fn knacks_own_files_are_read_only_to_commands_and_file_tools() {
         .call("read_file", json!({"path": format!("{home}/.env")}))
         .await;
     assert!(error_of(&out).contains("keys"), "{out}");
+    // search_files follows the same rule, for the file itself and inside a folder.
+    let out = env
+        .call(
+            "search_files",
+            json!({"pattern": "sk-test", "path": format!("{home}/.env")}),
+        )
+        .await;
+    assert!(error_of(&out).contains("keys"), "{out}");
+    env.write(&env.home_path("signing.key"), "sk-test-in-a-key-file\n");
+    let out = env
+        .call("search_files", json!({"pattern": "sk-test", "path": home}))
+        .await;
+    assert_eq!(out["count"], 0, "{out}");
     // The terminal cannot read it either where the sandbox can hide it.
     if knack_sandbox::support().mount_namespace {
         let out = env
