@@ -240,8 +240,17 @@ fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
             hint: "Use skill_manage (actions edit, patch, write_file) to change skills.".to_owned(),
         };
     }
-    for dir in protected_dirs(ctx) {
-        let dir = resolve_existing_prefix(&dir);
+    // The home and every existing `.knack/`, and also a `.knack/` that does
+    // not exist yet: creating one would hand the next session project config.
+    let new_project_dir = path
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == ".knack"))
+        .map(Path::to_path_buf);
+    let protected = protected_dirs(ctx)
+        .into_iter()
+        .map(|dir| resolve_existing_prefix(&dir))
+        .chain(new_project_dir);
+    for dir in protected {
         if path.starts_with(&dir) {
             return Gate::Refuse {
                 error: format!(
@@ -413,6 +422,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("home/skills"), dir.path().join("work/link"))
             .unwrap();
         for raw in [
+            "new-project/.knack/skills/x/SKILL.md",
             "new/../../home/config.yaml",
             "new/deeper/../../../home/.env",
             "link/../config.yaml",
