@@ -178,19 +178,32 @@ fn two_external_roots_with_the_same_skill_are_both_reachable() {
     assert!(!text.contains("revised"), "{text}");
 }
 
-#[test]
-fn dot_folder_collections_are_walked_when_named_and_reported_when_skipped() {
-    let env = Env::new();
-    // A collection that keeps its skills in dot-folders.
-    let collection = env.home_path("codex-skills/skills");
-    for (folder, name) in [(".curated", "gh-fix-ci"), (".system", "skill-installer")] {
+/// The skills of a collection that keeps them all in dot-folders, as
+/// `(folder below the collection, name)`.
+pub(super) const DOT_FOLDER_SKILLS: [(&str, &str); 2] = [
+    (".curated/gh-fix-ci", "gh-fix-ci"),
+    (".system/skill-installer", "skill-installer"),
+];
+
+/// Writes a collection laid out like public ones that keep every skill in
+/// dot-folders (`skills/.curated/…`, `skills/.system/…`) under `collection`.
+pub(super) fn write_dot_folder_collection(collection: &std::path::Path) {
+    for (folder, name) in DOT_FOLDER_SKILLS {
         super::common::write_file(
-            &collection.join(format!("{folder}/{name}/SKILL.md")),
+            &collection.join(folder).join("SKILL.md"),
             &format!(
                 "---\nname: {name}\ndescription: Use when {name} is needed\n---\n# {name}\n\nSteps.\n"
             ),
         );
     }
+}
+
+#[test]
+fn dot_folder_collections_are_walked_when_named_and_reported_when_skipped() {
+    let env = Env::new();
+    // A collection that keeps its skills in dot-folders.
+    let collection = env.home_path("codex-skills/skills");
+    write_dot_folder_collection(&collection);
     env.write(
         "config.yaml",
         &format!(

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end check of the TUI in a real terminal (tmux): ask a question and see
 # the streamed answer, invoke a skill with /name, interrupt a slow answer with
-# ctrl-c, quit with ctrl-d, and check that knack exited cleanly.
+# ctrl-c, survive /resume with a bad id, start over with /new and come back
+# through the /resume picker, switch the model with /model, attach a file with
+# @path (completed with tab), answer a skill's masked secret prompt, quit
+# with ctrl-d, and check that knack exited cleanly and that the model
+# received what it should.
 #
 # The model is the scripted mock server from crates/test-support. Needs tmux;
 # without it the script prints "SKIP: ..." and exits 0. Run from anywhere:
@@ -40,8 +44,9 @@ description: Use when the user wants a friendly greeting
 Say hello warmly and mention the skill by name.
 SKILL
 
-# One reply per model request, in order: the question, the skill turn, and a
-# slow answer that the test interrupts.
+# One reply per model request, in order: the question, the skill turn, a
+# slow answer that the test interrupts, the turn after /model, the @file turn,
+# the turn of the skill whose secret the masked prompt asked for.
 cat > "$work/script.json" <<'JSON'
 [
   {"text": "The capital of France is **Paris**.",
@@ -49,7 +54,10 @@ cat > "$work/script.json" <<'JSON'
   {"text": "Hello from the greet-user skill!",
    "usage": {"prompt_tokens": 1200, "completion_tokens": 7, "cached_tokens": 900}},
   {"text": "Once upon a time there was a very long story that kept going and going and going and going and going.",
-   "chunk_delay_ms": 400}
+   "chunk_delay_ms": 400},
+  {"text": "This is the other model speaking."},
+  {"text": "Your notes have two lines."},
+  {"text": "The forecast is ready."}
 ]
 JSON
 
@@ -107,6 +115,188 @@ wait_for "Once upon"
 tmux send-keys -t "$session" C-c
 wait_for "turn interrupted"
 
+# /resume with an id that names no session: an error line, and the UI stays.
+tmux send-keys -t "$session" -l "/resume no-such-session"
+tmux send-keys -t "$session" Enter
+wait_for "no session with id 'no-such-session'"
+tmux send-keys -t "$session" C-u
+
+# /new starts an empty session; /resume alone opens the picker, typing filters
+# it, and Enter brings the first conversation back on screen.
+tmux send-keys -t "$session" -l "/new"
+tmux send-keys -t "$session" Enter
+wait_for "Type a message and press enter"
+if screen | grep -qF "The capital of France is Paris."; then
+    echo "FAIL: /new kept the old transcript"; screen; exit 1
+fi
+tmux send-keys -t "$session" -l "/resume"
+tmux send-keys -t "$session" Enter
+wait_for "resume a session (2 of 2)"
+tmux send-keys -t "$session" -l "capital"
+wait_for "resume a session (1 of 2)"
+tmux send-keys -t "$session" Enter
+wait_for "resumed session"
+wait_for "The capital of France is Paris."
+
+# /model switches the following requests and the status line says so.
+tmux send-keys -t "$session" -l "/model other-model"
+tmux send-keys -t "$session" Enter
+wait_for "model switched to other-model"
+wait_for " other-model │"
+tmux send-keys -t "$session" -l "Which model is this?"
+tmux send-keys -t "$session" Enter
+wait_for "This is the other model speaking."
+
+# @ completes a file of the working directory; its text goes with the message.
+printf 'alpha line\nbeta line\n' > "$work/cwd/notes.txt"
+tmux send-keys -t "$session" -l "Summarise @no"
+wait_for "@notes.txt"
+tmux send-keys -t "$session" Tab
+wait_for "Summarise @notes.txt"
+tmux send-keys -t "$session" Enter
+wait_for "attached notes.txt · 2 lines"
+wait_for "Your notes have two lines."
+
+python3 - "$work/requests.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+chats = [r for r in reqs if r.get("path", "").endswith("/chat/completions")]
+def last_user(req):
+    return [m for m in req["body"]["messages"] if m["role"] == "user"][-1]["content"]
+switched = [r for r in chats if last_user(r) == "Which model is this?"]
+assert len(switched) == 1, "the turn after /model was not sent"
+assert switched[0]["body"]["model"] == "other-model", switched[0]["body"]["model"]
+assert chats[0]["body"]["model"] == "mock-model"
+assert switched[0]["body"]["messages"][0] == chats[0]["body"]["messages"][0], \
+    "the resumed, switched session changed its system prompt"
+mentioned = [r for r in chats if last_user(r).startswith("Summarise @notes.txt")]
+assert len(mentioned) == 1, "the @file turn was not sent"
+text = last_user(mentioned[0])
+assert "[Attached file: notes.txt · 2 lines]" in text, text
+assert "alpha line\nbeta line\n</file>" in text, text
+assert mentioned[0]["body"]["model"] == "other-model"
+PY
+
+# A skill that needs a secret: invoking it opens the masked prompt first; the
+# typed value shows as dots, lands in .env (0600), and nowhere else.
+mkdir -p "$home/skills/demo/forecast"
+cat > "$home/skills/demo/forecast/SKILL.md" <<'SKILL'
+---
+name: forecast
+description: Use when the user asks for a weather forecast
+required_environment_variables:
+  - name: KNACK_E2E_FORECAST_TOKEN
+    prompt: Paste your forecast token
+    help: Create one in the forecast service's settings.
+---
+# Forecast
+
+Call the forecast API with the token.
+SKILL
+tmux send-keys -t "$session" -l "/reload-skills"
+tmux send-keys -t "$session" Enter
+wait_for "skills available"
+secret="e2e-Zq81-secret-token"
+tmux send-keys -t "$session" -l "/forecast for Oslo"
+tmux send-keys -t "$session" Enter
+wait_for "the skill forecast needs a secret"
+wait_for "Paste your forecast token"
+tmux send-keys -t "$session" -l "$secret"
+wait_for "$(printf '•%.0s' $(seq 1 ${#secret}))"
+if screen | grep -qF "$secret"; then
+    echo "FAIL: the secret is visible on screen"; screen; exit 1
+fi
+tmux send-keys -t "$session" Enter
+wait_for "saved KNACK_E2E_FORECAST_TOKEN to"
+wait_for "The forecast is ready."
+python3 - "$work" "$home" "$secret" <<'PY'
+import json, os, stat, sys
+work, home, secret = sys.argv[1:4]
+env_path = os.path.join(home, ".env")
+assert f"KNACK_E2E_FORECAST_TOKEN={secret}\n" in open(env_path).read(), "not saved to .env"
+assert stat.S_IMODE(os.stat(env_path).st_mode) == 0o600, oct(os.stat(env_path).st_mode)
+raw = open(os.path.join(work, "requests.jsonl")).read()
+assert secret not in raw, "the secret was sent to the model"
+reqs = [json.loads(l) for l in raw.splitlines() if l.strip()]
+chats = [r for r in reqs if r.get("path", "").endswith("/chat/completions")]
+invoked = [m["content"] for m in chats[-1]["body"]["messages"]
+           if m["role"] == "user" and "Call the forecast API" in (m.get("content") or "")]
+assert len(invoked) == 1, "the skill was not sent"
+assert "Setup needed" not in invoked[0], "the saved variable still counted as missing"
+leaks = []
+for root, _, files in os.walk(home):
+    for name in files:
+        path = os.path.join(root, name)
+        if path != env_path and secret.encode() in open(path, "rb").read():
+            leaks.append(path)
+assert not leaks, f"the secret is stored outside .env: {leaks}"
+PY
+
 tmux send-keys -t "$session" C-d
 wait_for "knack exited with 0"
-echo "ok: tmux end-to-end (question, /skill, interrupt, quit)"
+
+# ----- Ctrl-C mid-stream, then a new message: the roles still alternate -----
+# The session above was switched with /model: the store says so too.
+KNACK_HOME="$home" KNACK_BUNDLED_SKILLS="$work/cwd" "$target/knack" sessions list --json > "$work/sessions.json"
+python3 - "$work/sessions.json" <<'PY'
+import json, sys
+sessions = json.load(open(sys.argv[1]))
+first = [s for s in sessions if (s.get("title") or "").startswith("What is the capital")]
+assert len(first) == 1, sessions
+assert first[0]["model"] == "other-model", f"stored model is {first[0]['model']!r}, not the one /model chose"
+PY
+
+# A fresh mock whose first answer streams two pieces and then holds the
+# stream open (stall_after_chunks): ctrl-c always lands mid-answer, however
+# slow the machine. The next message must reach the model after one
+# assistant message that keeps the streamed words and the interruption marker.
+tmux kill-session -t "$session" 2>/dev/null || true
+kill "$server_pid" 2>/dev/null || true
+server_pid=""
+cat > "$work/script-interrupt.json" <<'JSON'
+[
+  {"text": "Chapter one: the lighthouse keeper counted every ship that passed in the night.",
+   "stall_after_chunks": 2},
+  {"text": "A shorter story, as you asked."}
+]
+JSON
+"$target/mock-model-server" "$work/script-interrupt.json" --request-log "$work/requests-interrupt.jsonl" \
+    > "$work/url-interrupt" 2>> "$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 50); do
+    [ -s "$work/url-interrupt" ] && break
+    sleep 0.1
+done
+base_url="$(head -n 1 "$work/url-interrupt")"
+[ -n "$base_url" ] || { echo "FAIL: the second mock server printed no URL"; cat "$work/server.log"; exit 1; }
+tmux new-session -d -s "$session" -x 110 -y 32 -c "$work/cwd" \
+    "env -u NO_COLOR KNACK_HOME='$home' KNACK_BUNDLED_SKILLS='$work/cwd' KNACK_BASE_URL='$base_url' \
+     KNACK_MODEL=mock-model KNACK_API_KEY=test-key '$target/knack' chat; echo \"knack exited with \$?\"; sleep 30"
+wait_for "mock-model"
+tmux send-keys -t "$session" -l "Tell me about the lighthouse"
+tmux send-keys -t "$session" Enter
+wait_for "Chapter one: the lighthouse"
+tmux send-keys -t "$session" C-c
+wait_for "turn interrupted"
+tmux send-keys -t "$session" -l "Something shorter, please"
+tmux send-keys -t "$session" Enter
+wait_for "A shorter story, as you asked."
+python3 - "$work/requests-interrupt.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+chats = [r for r in reqs if r.get("path", "").endswith("/chat/completions")]
+assert len(chats) == 2, f"expected 2 model requests, got {len(chats)}"
+msgs = [m for m in chats[1]["body"]["messages"] if m["role"] != "system"]
+roles = [m["role"] for m in msgs]
+assert roles == ["user", "assistant", "user"], roles
+assert msgs[0]["content"] == "Tell me about the lighthouse", msgs[0]["content"]
+answer = msgs[1]["content"]
+assert answer.startswith("Chapter one: the lighthouse"), answer
+assert answer.endswith("[interrupted by the user]"), answer
+assert "passed in the night" not in answer, "words the model never streamed were stored"
+assert msgs[2]["content"] == "Something shorter, please", msgs[2]["content"]
+PY
+tmux send-keys -t "$session" C-d
+wait_for "knack exited with 0"
+echo "ok: tmux ctrl-c mid-stream then a new message (roles alternate, stored model follows /model)"
+echo "ok: tmux end-to-end (question, /skill, interrupt, /resume, /new, picker, /model, @file, secret prompt, quit)"

@@ -18,6 +18,13 @@ pub enum ModelError {
     #[error("could not connect to {target} — is the server running? ({detail})")]
     Connect { target: String, detail: String },
 
+    /// A server on this machine refused the connection: nothing listens on
+    /// that port, so waiting longer rarely helps (see `RetryPolicy`).
+    #[error(
+        "nothing is listening at {url} (connection refused) — start the model server, or correct the address in {setting}"
+    )]
+    LocalServerDown { url: String, setting: String },
+
     #[error(
         "connecting to {target} took longer than {}s — is the server reachable? (model.connect_timeout_secs)",
         timeout.as_secs_f64()
@@ -104,6 +111,7 @@ impl ModelError {
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Connect { .. }
+            | Self::LocalServerDown { .. }
             | Self::ConnectTimeout { .. }
             | Self::FirstByteTimeout { .. }
             | Self::IdleTimeout { .. }
@@ -160,6 +168,7 @@ impl ModelError {
     pub fn short_reason(&self) -> String {
         match self {
             Self::Connect { target, .. } => format!("could not connect to {target}"),
+            Self::LocalServerDown { url, .. } => format!("nothing is listening at {url}"),
             Self::RateLimited { .. } => "rate limited (429)".into(),
             Self::Server { status, .. } => format!("server error ({status})"),
             Self::StreamCut { .. } => "stream ended early".into(),

@@ -4,8 +4,10 @@
 
 use std::fmt::Write as _;
 
+use knack_config::EnvFile;
 use skill_core::disclosure::linked_files;
 use skill_core::preprocess::{PreprocessOptions, TemplateValues, preprocess};
+use skill_core::setup::{missing_env, setup_note};
 use skill_core::{Resolution, Skill, SkillSet};
 
 /// Most skills one message may invoke (`/a /b /c /d /e text`).
@@ -156,6 +158,63 @@ pub fn parse_invocation<'a>(
     }))
 }
 
+/// Why `-s NAME` cannot preload a skill. The session refuses with it, and
+/// the frontends check the same before a session starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreloadError {
+    /// Several skills answer to the name: the user must pick a qualified id.
+    Ambiguous {
+        name: String,
+        candidates: Vec<String>,
+    },
+    /// The skill exists but is hidden (platform or `skills.disabled`).
+    Hidden {
+        name: String,
+        skill: String,
+    },
+    NotFound {
+        name: String,
+    },
+}
+
+impl std::fmt::Display for PreloadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PreloadError::Ambiguous { name, candidates } => write!(
+                f,
+                "-s {name} matches more than one skill; use one of: {}",
+                candidates.join(", ")
+            ),
+            PreloadError::Hidden { name, skill } => write!(
+                f,
+                "-s {name}: skill '{skill}' is hidden on this machine (platform or skills.disabled)"
+            ),
+            PreloadError::NotFound { name } => write!(
+                f,
+                "-s {name}: no such skill; `knack skills list` shows what is available"
+            ),
+        }
+    }
+}
+
+/// The skill `-s name` preloads.
+pub fn resolve_preload<'a>(set: &'a SkillSet, name: &str) -> Result<&'a Skill, PreloadError> {
+    match set.resolve(name) {
+        Resolution::Found(skill) => Ok(skill),
+        Resolution::Ambiguous(candidates) => Err(PreloadError::Ambiguous {
+            name: name.to_owned(),
+            candidates: candidates.iter().map(|s| s.qualified_id()).collect(),
+        }),
+        Resolution::Gated(skill, _) => Err(PreloadError::Hidden {
+            name: name.to_owned(),
+            skill: skill.name.clone(),
+        }),
+        Resolution::NotFound => Err(PreloadError::NotFound {
+            name: name.to_owned(),
+        }),
+    }
+}
+
 /// The user message that carries invoked skills and the user's text.
 /// Heads the user's own words after the skill blocks of an invocation (a
 /// compaction carries the skills and summarises the words).
@@ -170,15 +229,18 @@ pub fn is_invocation(text: &str) -> bool {
         .is_some_and(|rest| rest.starts_with(INVOKED_SKILL_WORDS))
 }
 
+/// `env` is `$KNACK_HOME/.env`: a skill whose declared variables are missing
+/// from it and from the environment carries a setup note for the model.
 pub fn render_invocation(
     invocation: &Invocation<'_>,
     via: InvocationVia,
     session_id: &str,
     options: &PreprocessOptions,
+    env: &EnvFile,
 ) -> String {
     let mut out = String::new();
     for skill in &invocation.skills {
-        out.push_str(&render_skill_block(skill, via, session_id, options));
+        out.push_str(&render_skill_block(skill, via, session_id, options, env));
         out.push('\n');
     }
     match via {
@@ -200,6 +262,7 @@ fn render_skill_block(
     via: InvocationVia,
     session_id: &str,
     options: &PreprocessOptions,
+    env: &EnvFile,
 ) -> String {
     let raw = std::fs::read_to_string(&skill.path)
         .unwrap_or_else(|e| format!("(the skill file could not be read: {e})"));
@@ -230,6 +293,10 @@ fn render_skill_block(
     out.push('\n');
     out.push_str(body.trim());
     out.push_str("\n\n");
+    let missing = missing_env(&skill.frontmatter.required_environment_variables, env);
+    if !missing.is_empty() {
+        let _ = writeln!(out, "[{}]\n", setup_note(&missing));
+    }
     let files = linked_files(&skill.skill_dir);
     if !files.is_empty() {
         out.push_str("Supporting files (read one with skill_view and file_path):\n");
@@ -322,7 +389,13 @@ mod tests {
         let (dir, set) = set_with(&[("a/deploy", "deploy")]);
         let inv = parse_invocation("/deploy ship it", &set).unwrap().unwrap();
         let opts = PreprocessOptions::from_config(&knack_config::Config::default());
-        let msg = render_invocation(&inv, InvocationVia::Slash, "sess-9", &opts);
+        let msg = render_invocation(
+            &inv,
+            InvocationVia::Slash,
+            "sess-9",
+            &opts,
+            &EnvFile::default(),
+        );
         let skill_dir = dir.path().join("a/deploy");
         assert!(
             msg.contains("invoked the skill \"deploy\" (user:a/deploy)"),
@@ -337,5 +410,41 @@ mod tests {
             "frontmatter is not repeated"
         );
         assert!(msg.ends_with("User's request:\nship it"));
+        assert!(!msg.contains("Setup needed"), "{msg}");
+    }
+
+    #[test]
+    fn a_skill_missing_its_variables_carries_a_setup_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill_dir = dir.path().join("weather");
+        std::fs::create_dir_all(&skill_dir).unwrap();
+        std::fs::write(
+            skill_dir.join("SKILL.md"),
+            "---\nname: weather\ndescription: Use when asked about weather\nrequired_environment_variables:\n  - name: KNACK_TEST_WEATHER_KEY\n    help: Sign up at the weather service\n  - KNACK_TEST_WEATHER_REGION\n---\n# Weather\nCall the API.\n",
+        )
+        .unwrap();
+        let set = skill_core::discover(&DiscoveryOptions::with_roots(vec![SkillRoot {
+            path: dir.path().to_path_buf(),
+            scope: Scope::User,
+        }]))
+        .0;
+        let inv = parse_invocation("/weather today", &set).unwrap().unwrap();
+        let opts = PreprocessOptions::from_config(&knack_config::Config::default());
+        let env = knack_config::parse_env_file("KNACK_TEST_WEATHER_REGION=eu\n");
+        let msg = render_invocation(&inv, InvocationVia::Slash, "s", &opts, &env);
+        assert!(
+            msg.contains("[Setup needed: this skill expects the environment variable KNACK_TEST_WEATHER_KEY and it is not set."),
+            "{msg}"
+        );
+        assert!(msg.contains("Sign up at the weather service"), "{msg}");
+        assert!(
+            !msg.contains("KNACK_TEST_WEATHER_REGION"),
+            "set in .env: {msg}"
+        );
+        let ready = knack_config::parse_env_file(
+            "KNACK_TEST_WEATHER_REGION=eu\nKNACK_TEST_WEATHER_KEY=k\n",
+        );
+        let msg = render_invocation(&inv, InvocationVia::Slash, "s", &opts, &ready);
+        assert!(!msg.contains("Setup needed"), "{msg}");
     }
 }

@@ -5,10 +5,13 @@ mod agent_error;
 pub mod compaction;
 mod error;
 pub mod invocation;
+pub mod mentions;
 pub mod model;
 pub mod secrets;
 pub mod session;
 pub mod session_store;
+pub mod skill_usage;
+pub mod tool_preview;
 pub mod tools;
 
 pub use agent_error::{Error, Result};

@@ -15,6 +15,7 @@ use std::fmt;
 use aho_corasick::{AhoCorasick, MatchKind};
 use knack_config::{Config, KnackHome};
 use serde_json::{Map, Value};
+use skill_core::SkillSet;
 
 pub use knack_config::secret_env::{
     is_secret_name, scrub_std_command, secret_env_names, secret_env_names_here,
@@ -107,23 +108,22 @@ impl Redactor {
     /// or URL) unless their name says what they are (knack's own settings,
     /// `*_URL`, `*_MODEL`, `*_DIR`, ...). Other `.env` values stay visible.
     pub fn from_environment(home: &KnackHome, config: &Config) -> Self {
-        let key_var = config.model.api_key_env.trim();
-        let is_key_var =
-            |name: &str| is_secret_name(name) || (!key_var.is_empty() && name == key_var);
-        let mut secrets: Vec<(String, String)> = std::env::vars_os()
-            .filter_map(|(name, value)| {
-                let name = name.into_string().ok()?;
-                let value = value.into_string().ok()?;
-                is_key_var(&name).then_some((name, value))
-            })
+        Self::new(environment_secrets(home, config, &HashSet::new()))
+    }
+
+    /// [`Self::from_environment`], plus the values of every variable a
+    /// visible skill declares in `required_environment_variables`, whatever
+    /// its name: the TUI asks for those in a masked prompt, so they are
+    /// treated as secrets wherever they were set. The session rebuilds it
+    /// before each turn, so a value saved mid-session is redacted from then on.
+    pub fn for_session(home: &KnackHome, config: &Config, skills: &SkillSet) -> Self {
+        let declared: HashSet<&str> = skills
+            .visible()
+            .into_iter()
+            .flat_map(|s| &s.frontmatter.required_environment_variables)
+            .map(|r| r.name.as_str())
             .collect();
-        let env_file = home.env_file();
-        for (name, value) in env_file.iter() {
-            if is_key_var(name) || (!plainly_not_secret(name) && looks_like_token(value)) {
-                secrets.push((name.to_owned(), value.to_owned()));
-            }
-        }
-        Self::new(secrets)
+        Self::new(environment_secrets(home, config, &declared))
     }
 
     /// Whether there is nothing to redact.
@@ -199,6 +199,33 @@ impl Redactor {
             Value::Null | Value::Bool(_) | Value::Number(_) => false,
         }
     }
+}
+
+/// The `(name, value)` pairs [`Redactor::from_environment`] describes, plus
+/// those of the `declared` names.
+fn environment_secrets(
+    home: &KnackHome,
+    config: &Config,
+    declared: &HashSet<&str>,
+) -> Vec<(String, String)> {
+    let key_var = config.model.api_key_env.trim();
+    let is_key_var = |name: &str| {
+        is_secret_name(name) || (!key_var.is_empty() && name == key_var) || declared.contains(name)
+    };
+    let mut secrets: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(name, value)| {
+            let name = name.into_string().ok()?;
+            let value = value.into_string().ok()?;
+            is_key_var(&name).then_some((name, value))
+        })
+        .collect();
+    let env_file = home.env_file();
+    for (name, value) in env_file.iter() {
+        if is_key_var(name) || (!plainly_not_secret(name) && looks_like_token(value)) {
+            secrets.push((name.to_owned(), value.to_owned()));
+        }
+    }
+    secrets
 }
 
 /// Names whose values are settings, not credentials, however token-like
@@ -293,6 +320,40 @@ mod tests {
             assert!(!names.contains(&name), "{name} should stay visible");
         }
         assert!(!format!("{r:?}").contains("hunter2"), "Debug hides values");
+    }
+
+    #[test]
+    fn values_of_variables_skills_declare_are_secrets_whatever_their_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = KnackHome::at(dir.path().join("home"));
+        let skills = dir.path().join("skills/weather");
+        std::fs::create_dir_all(&skills).unwrap();
+        std::fs::write(
+            skills.join("SKILL.md"),
+            "---\nname: weather\ndescription: Use for weather\nrequired_environment_variables: [WEATHER_SERVICE]\n---\nbody\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(home.root()).unwrap();
+        std::fs::write(home.env_path(), "WEATHER_SERVICE=plain words here\n").unwrap();
+        let set = skill_core::discover(&skill_core::DiscoveryOptions::with_roots(vec![
+            skill_core::SkillRoot {
+                path: dir.path().join("skills"),
+                scope: skill_core::Scope::User,
+            },
+        ]))
+        .0;
+        let config = Config::default();
+        assert!(
+            !Redactor::from_environment(&home, &config)
+                .names()
+                .contains(&"WEATHER_SERVICE"),
+            "neither its name nor its shape says secret"
+        );
+        let r = Redactor::for_session(&home, &config, &set);
+        assert_eq!(
+            r.redact("got plain words here back"),
+            "got [REDACTED:WEATHER_SERVICE] back"
+        );
     }
 
     #[tokio::test]

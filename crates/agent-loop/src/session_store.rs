@@ -108,6 +108,30 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX request_usage_by_session ON request_usage(session_id);
     ",
+    // 5: how each skill is used (see `skill_usage`): one row per qualified
+    // id with its counts and the last time of each (Unix seconds), and the
+    // patches split by who made them.
+    r"
+    CREATE TABLE skill_usage (
+        qualified_id TEXT PRIMARY KEY,
+        name         TEXT NOT NULL,
+        created_by   TEXT,
+        created_at   INTEGER,
+        views        INTEGER NOT NULL DEFAULT 0,
+        last_viewed  INTEGER,
+        uses         INTEGER NOT NULL DEFAULT 0,
+        last_used    INTEGER,
+        patches      INTEGER NOT NULL DEFAULT 0,
+        last_patched INTEGER
+    ) WITHOUT ROWID;
+    CREATE TABLE skill_patches (
+        qualified_id TEXT NOT NULL,
+        actor        TEXT NOT NULL,
+        patches      INTEGER NOT NULL DEFAULT 0,
+        last_at      INTEGER,
+        PRIMARY KEY (qualified_id, actor)
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// What a session's model requests used, summed over every recorded request.
@@ -388,6 +412,21 @@ impl SessionStore {
             "UPDATE sessions SET catalog_json = ?1 WHERE id = ?2",
             params![serde_json::to_string(catalog)?, session_id],
         )?;
+        Ok(())
+    }
+
+    /// Records the model the session now talks to (`/model`, or a resume
+    /// with another model), so listings show the model in use rather than
+    /// the one it started with. The `model` column exists since schema 1.
+    pub fn set_model(&self, session_id: &str, model: &str) -> Result<()> {
+        let conn = lock(&self.conn);
+        let changed = conn.execute(
+            "UPDATE sessions SET model = ?1 WHERE id = ?2",
+            params![model, session_id],
+        )?;
+        if changed == 0 {
+            return Err(Error::SessionNotFound(session_id.to_owned()));
+        }
         Ok(())
     }
 
@@ -686,6 +725,12 @@ impl SessionStore {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The connection, for the modules that keep their own tables in this
+    /// database (`skill_usage`).
+    pub(crate) fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
+        lock(&self.conn)
     }
 
     pub fn schema_version(&self) -> Result<i64> {

@@ -312,6 +312,9 @@ pub struct SkillsConfig {
     pub index_description_chars: usize,
     /// Tool calls since the last skill write that trigger a review; 0 disables it.
     pub review_after_tool_calls: u32,
+    /// Days without a use after which a skill counts as stale (from the
+    /// later of its creation and its last use).
+    pub stale_after_days: u32,
     pub guard_agent_writes: bool,
     pub scan_max_depth: usize,
     pub scan_max_dirs: usize,
@@ -334,6 +337,7 @@ impl Default for SkillsConfig {
             index_budget_chars: 12_000,
             index_description_chars: 160,
             review_after_tool_calls: 5,
+            stale_after_days: 60,
             guard_agent_writes: true,
             scan_max_depth: 6,
             scan_max_dirs: 5000,

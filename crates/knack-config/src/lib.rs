@@ -22,7 +22,7 @@ pub use config::{
     Wire,
 };
 pub use dotted::{SetOutcome, get_dotted, set_dotted};
-pub use env_file::{EnvFile, parse_env_file};
+pub use env_file::{EnvFile, SaveEnvError, is_env_name, parse_env_file, save_env_value};
 pub use home::KnackHome;
 pub use mcp::{McpApproval, McpServerConfig, McpToolFilter, McpTransportKind};
 pub use secret_env::is_secret_name;

@@ -156,6 +156,16 @@ pub enum SkillsCommand {
     History(HistoryArgs),
     /// Restore a skill to an earlier version (see `knack skills history`)
     Rollback(RollbackArgs),
+    /// How each skill is used: views, uses, patches, last use, state and pin
+    Stats(StatsArgs),
+    /// Move a skill into skills/.archive/, out of every surface (history keeps it)
+    Archive(SkillNameArg),
+    /// Bring an archived skill back exactly as it was
+    Restore(SkillNameArg),
+    /// Protect a skill: the review may not change it, the model may not delete it
+    Pin(SkillNameArg),
+    /// Lift a pin (see `knack skills pin`)
+    Unpin(SkillNameArg),
     /// Search the hub's sources (official skills and taps) for skills
     Search(HubSearchArgs),
     /// List the skills the hub's sources offer, 20 per page
@@ -232,6 +242,12 @@ pub struct HubInstallArgs {
     /// Accept a skill the trust policy blocks (never a dangerous outside skill)
     #[arg(long)]
     pub force: bool,
+    /// Install every skill of a collection (a repository or folder holding several), each checked on its own
+    #[arg(long)]
+    pub all: bool,
+    /// Install a skill that scans dangerous, from a source you named yourself (not a bare name); logged with the findings
+    #[arg(long, conflicts_with = "all")]
+    pub accept_dangerous: bool,
     /// Do not ask for confirmation
     #[arg(long, short = 'y')]
     pub yes: bool,
@@ -289,6 +305,31 @@ pub struct HistoryArgs {
     /// Print the versions as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Print the records as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Order: most used first, most recently used first, or by name
+    #[arg(long, value_enum, default_value_t = StatsSort::Uses)]
+    pub sort: StatsSort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsSort {
+    Uses,
+    // Spelled as the JSON field (CONTRACT.md); the kebab-case form works too.
+    #[value(name = "last_used", alias = "last-used")]
+    LastUsed,
+    Name,
+}
+
+#[derive(Debug, Args)]
+pub struct SkillNameArg {
+    /// A name, an id (category/name) or a qualified id (user:category/name)
+    pub name: String,
 }
 
 #[derive(Debug, Args)]

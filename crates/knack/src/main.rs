@@ -9,6 +9,7 @@ mod doc_checks;
 mod exit;
 mod logging;
 mod output;
+mod progress;
 mod suggest;
 mod tui;
 

@@ -6,7 +6,17 @@ use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 use serde::Serialize;
 
 pub fn color_enabled() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+    colors_allowed() && std::io::stdout().is_terminal()
+}
+
+/// Colour for what goes to stderr (progress, notes): the same rule, on stderr.
+pub fn stderr_color_enabled() -> bool {
+    colors_allowed() && std::io::stderr().is_terminal()
+}
+
+/// `NO_COLOR` (set and not empty) turns styling off everywhere.
+fn colors_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Wraps `text` in an ANSI style when colour is on.

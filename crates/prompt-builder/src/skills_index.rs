@@ -7,9 +7,10 @@
 //! ("Use when …") preferred over opening boilerplate. Over budget, every
 //! description is first shortened by the same amount, so no category or root
 //! pays for the others; below a floor, whole categories fall back to a
-//! names-only line, largest first (ties by category name); if that is not
-//! enough, trailing categories are left out. Either way a closing line points
-//! to `skills_list`.
+//! names-only line, largest first (ties by category name), its most used
+//! skills named first (the usage records, read once when the session
+//! starts, so the prompt stays frozen); if that is not enough, trailing
+//! categories are left out. Either way a closing line points to `skills_list`.
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
@@ -69,7 +70,7 @@ const CACHE_SLOTS: usize = 32;
 const DISK_CACHE_DIR: &str = "skills-index";
 const DISK_CACHE_FILES: usize = 16;
 /// Bumped whenever rendering changes, so older blocks on disk are not reused.
-const RENDER_VERSION: u32 = 2;
+const RENDER_VERSION: u32 = 3;
 
 /// What the index depends on besides the skill set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +85,9 @@ pub struct IndexOptions {
     /// A folder where rendered blocks are kept between processes, so a fresh
     /// `knack` process with an unchanged skill set does not render again.
     pub disk_cache: Option<PathBuf>,
+    /// Uses by qualified id (the usage records): a names-only category names
+    /// its most used skills first. Empty keeps the plain (name) order.
+    pub uses: BTreeMap<String, u64>,
 }
 
 impl IndexOptions {
@@ -96,7 +100,14 @@ impl IndexOptions {
             budget_chars: inputs.config.skills.index_budget_chars,
             description_chars: inputs.config.skills.index_description_chars,
             disk_cache: Some(inputs.home.cache_dir().join(DISK_CACHE_DIR)),
+            uses: BTreeMap::new(),
         }
+    }
+
+    /// These options with the skills' use counts (qualified id to uses).
+    pub fn with_uses(mut self, uses: BTreeMap<String, u64>) -> Self {
+        self.uses = uses;
+        self
     }
 }
 
@@ -109,6 +120,7 @@ struct CacheKey {
     disabled: Vec<String>,
     budget: usize,
     description_chars: usize,
+    uses: BTreeMap<String, u64>,
     /// Digest of every skill field the index reads, so an edited description
     /// or a new DESCRIPTION.md is a different key even with the same roots.
     content: [u8; 32],
@@ -193,7 +205,7 @@ pub fn keep_index(set_id: &str, options: &IndexOptions, block: &str) {
 /// its bytes is in the name too.
 fn set_name(set_id: &str, options: &IndexOptions) -> String {
     let described = format!(
-        "{} {RENDER_VERSION} {set_id} {:?} {:?} {:?} {:?} {} {}",
+        "{} {RENDER_VERSION} {set_id} {:?} {:?} {:?} {:?} {} {} {:?}",
         env!("CARGO_PKG_VERSION"),
         sorted(&options.tools),
         sorted(&options.toolsets),
@@ -201,6 +213,7 @@ fn set_name(set_id: &str, options: &IndexOptions) -> String {
         sorted(&options.disabled),
         options.budget_chars,
         options.description_chars,
+        options.uses,
     );
     let digest = Sha256::digest(described.as_bytes());
     let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
@@ -300,6 +313,7 @@ fn cache_key(skills: &SkillSet, options: &IndexOptions) -> CacheKey {
         disabled: sorted(&options.disabled),
         budget: options.budget_chars,
         description_chars: options.description_chars,
+        uses: options.uses.clone(),
         content: Sha256::digest(&bytes).into(),
     }
 }
@@ -543,7 +557,10 @@ fn groups<'a>(skills: &'a SkillSet, options: &IndexOptions) -> (Vec<Group<'a>>, 
                 .collect();
             let head_chars =
                 label.chars().count() + description.as_ref().map_or(1, |d| 2 + d.chars().count());
-            let names_only = format!("{label} {NAMES_ONLY}: {}", names.join(", "));
+            let names_only = format!(
+                "{label} {NAMES_ONLY}: {}",
+                most_used_first(&members, &names, &options.uses).join(", ")
+            );
             Group {
                 label,
                 description,
@@ -555,6 +572,29 @@ fn groups<'a>(skills: &'a SkillSet, options: &IndexOptions) -> (Vec<Group<'a>>, 
         })
         .collect();
     (groups, any_ambiguous)
+}
+
+/// The shown names of a category, the most used skills first; equal counts
+/// keep their (name) order.
+fn most_used_first<'a>(
+    members: &[&Skill],
+    names: &'a [String],
+    uses: &BTreeMap<String, u64>,
+) -> Vec<&'a str> {
+    let mut order: Vec<(u64, usize)> = members
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let n = if uses.is_empty() {
+                0
+            } else {
+                uses.get(&s.qualified_id()).copied().unwrap_or(0)
+            };
+            (n, i)
+        })
+        .collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    order.into_iter().map(|(_, i)| names[i].as_str()).collect()
 }
 
 fn render(skills: &SkillSet, options: &IndexOptions) -> String {

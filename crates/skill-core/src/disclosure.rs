@@ -245,13 +245,9 @@ fn view_main(
     let mut content = preprocess(raw, &values, &ctx.preprocess);
     crate::injection::warn_if_suspicious(&skill.qualified_id(), &content);
     cap_for_model(&mut content);
-    let missing: Vec<&str> = skill
-        .frontmatter
-        .required_environment_variables
-        .iter()
-        .filter(|r| !r.optional && ctx.env.lookup(&r.name).is_none())
-        .map(|r| r.name.as_str())
-        .collect();
+    let missing =
+        crate::setup::missing_env(&skill.frontmatter.required_environment_variables, ctx.env);
+    let missing_names: Vec<&str> = missing.iter().map(|r| r.name.as_str()).collect();
     let mut map = Map::new();
     map.insert("success".into(), json!(true));
     map.insert("name".into(), json!(skill.name));
@@ -283,8 +279,14 @@ fn view_main(
     );
     map.insert(
         "missing_required_environment_variables".into(),
-        json!(missing),
+        json!(missing_names),
     );
+    if !missing.is_empty() {
+        map.insert(
+            "setup_note".into(),
+            json!(crate::setup::setup_note(&missing)),
+        );
+    }
     if set.is_ambiguous(skill) {
         map.insert(
             "note".into(),

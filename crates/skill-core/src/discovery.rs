@@ -262,6 +262,7 @@ fn parse_read(text: &str, lossy: bool) -> Result<ReadSkill, String> {
         }
     })?;
     let mut warnings = parsed.warnings;
+    warnings.extend(parsed.lints);
     if lossy {
         warnings.push("SKILL.md is not valid UTF-8; invalid bytes were replaced".into());
     }

@@ -71,6 +71,10 @@ pub struct ParsedSkillMd {
     pub body_offset: usize,
     pub has_frontmatter: bool,
     pub warnings: Vec<String>,
+    /// Problems in frontmatter that parsed (a declared variable name no
+    /// environment can hold): what was wrong was left out, and validation
+    /// reports it.
+    pub lints: Vec<String>,
 }
 
 /// Why a frontmatter block could not be read at all.
@@ -114,6 +118,7 @@ pub fn parse_skill_md(text: &str) -> Result<ParsedSkillMd, FrontmatterProblem> {
             body_offset: 0,
             has_frontmatter: false,
             warnings: vec!["no frontmatter: SKILL.md should start with a '---' line".into()],
+            lints: Vec::new(),
         });
     };
     let mut warnings = Vec::new();
@@ -127,11 +132,13 @@ pub fn parse_skill_md(text: &str) -> Result<ParsedSkillMd, FrontmatterProblem> {
             fallback_key_values(yaml)
         }
     };
+    let lints = raw.env_lints();
     Ok(ParsedSkillMd {
         frontmatter: raw.normalise(),
         body_offset,
         has_frontmatter: true,
         warnings,
+        lints,
     })
 }
 
@@ -213,6 +220,9 @@ struct RawFrontmatter {
     related_skills: StringList,
     category: Option<Scalar>,
     required_environment_variables: EnvList,
+    /// Hermes' `setup: {help, collect_secrets: [...]}`, merged into the
+    /// required variables.
+    setup: Option<Value>,
     requires_toolsets: StringList,
     fallback_for_toolsets: StringList,
     requires_tools: StringList,
@@ -222,6 +232,50 @@ struct RawFrontmatter {
 }
 
 impl RawFrontmatter {
+    /// Every declared variable: `required_environment_variables`, then
+    /// `setup.collect_secrets` (with `setup.help` as the default help). The
+    /// first declaration of a name wins; names no environment can hold are
+    /// left out and returned as warnings.
+    fn declared_env(&self) -> (Vec<EnvRequirement>, Vec<String>) {
+        let setup = self.setup.as_ref();
+        let secrets = setup
+            .and_then(|s| s.get("collect_secrets"))
+            .cloned()
+            .map(EnvList::from_value)
+            .unwrap_or_default();
+        let default_help = setup
+            .and_then(|s| s.get("help"))
+            .and_then(scalar_text)
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty());
+        let mut out: Vec<EnvRequirement> = Vec::new();
+        let mut lints = Vec::new();
+        for mut req in self
+            .required_environment_variables
+            .0
+            .iter()
+            .cloned()
+            .chain(secrets.0)
+        {
+            if !knack_config::is_env_name(&req.name) {
+                lints.push(crate::setup::bad_name_warning(&req.name));
+                continue;
+            }
+            if out.iter().any(|r| r.name == req.name) {
+                continue;
+            }
+            if req.help.is_none() {
+                req.help.clone_from(&default_help);
+            }
+            out.push(req);
+        }
+        (out, lints)
+    }
+
+    fn env_lints(&self) -> Vec<String> {
+        self.declared_env().1
+    }
+
     fn normalise(self) -> Frontmatter {
         let scoped = |key: &str| -> Option<&Value> {
             let meta = self.metadata.as_ref()?;
@@ -249,7 +303,7 @@ impl RawFrontmatter {
             category: scoped("category")
                 .and_then(scalar_text)
                 .or_else(|| text(&self.category)),
-            required_environment_variables: self.required_environment_variables.0.clone(),
+            required_environment_variables: self.declared_env().0,
             conditions: Conditions {
                 requires_toolsets: list("requires_toolsets", &self.requires_toolsets),
                 fallback_for_toolsets: list("fallback_for_toolsets", &self.fallback_for_toolsets),
@@ -370,7 +424,8 @@ impl<'de> Deserialize<'de> for StringList {
     }
 }
 
-/// `required_environment_variables` as names or as `{name, prompt, help, optional}`.
+/// `required_environment_variables` as names or as `{name, prompt, help, optional}`
+/// (Hermes' spellings too: `env_var` for the name, `provider_url` or `url` for the help).
 #[derive(Debug, Clone, Default, PartialEq)]
 struct EnvList(Vec<EnvRequirement>);
 
@@ -400,11 +455,14 @@ impl EnvList {
                 )),
                 Value::Object(map) => {
                     let field = |k: &str| map.get(k).and_then(scalar_text);
-                    if let Some(name) = field("name").filter(|n| !n.is_empty()) {
+                    let name = field("name").or_else(|| field("env_var"));
+                    if let Some(name) = name.filter(|n| !n.is_empty()) {
                         out.push(EnvRequirement {
                             name,
                             prompt: field("prompt"),
-                            help: field("help"),
+                            help: field("help")
+                                .or_else(|| field("provider_url"))
+                                .or_else(|| field("url")),
                             optional: matches!(map.get("optional"), Some(Value::Bool(true)))
                                 || field("optional").is_some_and(|v| v == "yes" || v == "true"),
                         });
@@ -564,6 +622,63 @@ mod tests {
         assert_eq!(env[1].name, "REGION");
         assert_eq!(env[1].prompt.as_deref(), Some("Which region?"));
         assert!(env[1].optional);
+    }
+
+    fn env_names(fm: &Frontmatter) -> Vec<(&str, Option<&str>)> {
+        fm.required_environment_variables
+            .iter()
+            .map(|r| (r.name.as_str(), r.help.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn setup_collect_secrets_is_an_alias_on_both_parser_paths() {
+        // Names only: the fast path reads this; it must agree with serde-saphyr.
+        let simple = "name: s\nsetup:\n  help: See the provider's site\n  collect_secrets:\n    - FIRST_KEY\n    - SECOND_KEY\n";
+        let fast = simple_yaml::parse(simple).expect("in the fast path's subset");
+        let slow = parse_yaml_with_saphyr(simple).unwrap();
+        assert_eq!(fast, slow);
+        let expected = vec![
+            ("FIRST_KEY", Some("See the provider's site")),
+            ("SECOND_KEY", Some("See the provider's site")),
+        ];
+        assert_eq!(env_names(&fast.normalise()), expected);
+
+        // Hermes' own shape: maps in a list, left to serde-saphyr.
+        let hermes = "---\nname: gif-search\nrequired_environment_variables:\n  - TENOR_API_KEY\nsetup:\n  help: Create a key first\n  collect_secrets:\n    - env_var: TENOR_API_KEY\n      prompt: ignored, declared above\n    - env_var: GIPHY_API_KEY\n      prompt: Giphy API key\n      provider_url: https://example.test/giphy\n      secret: true\n    - env_var: OTHER_KEY\n---\nbody\n";
+        let (yaml, _) = split_frontmatter(hermes).unwrap().unwrap();
+        assert!(
+            simple_yaml::parse(yaml).is_none(),
+            "maps in lists are declined"
+        );
+        let p = parse(hermes);
+        assert_eq!(
+            env_names(&p.frontmatter),
+            vec![
+                ("TENOR_API_KEY", Some("Create a key first")),
+                ("GIPHY_API_KEY", Some("https://example.test/giphy")),
+                ("OTHER_KEY", Some("Create a key first")),
+            ],
+            "the first declaration wins; setup.help fills in missing help"
+        );
+        let giphy = &p.frontmatter.required_environment_variables[1];
+        assert_eq!(giphy.prompt.as_deref(), Some("Giphy API key"));
+        assert!(p.lints.is_empty(), "{:?}", p.lints);
+    }
+
+    #[test]
+    fn names_no_environment_can_hold_are_left_out_with_a_lint() {
+        let p = parse(
+            "---\nname: x\nrequired_environment_variables: [GOOD_ONE, my-key, 2FA]\nsetup:\n  collect_secrets: [\"with space\"]\n---\nbody\n",
+        );
+        assert_eq!(env_names(&p.frontmatter), vec![("GOOD_ONE", None)]);
+        assert_eq!(p.lints.len(), 3, "{:?}", p.lints);
+        assert!(
+            p.lints[0].contains("'my-key' is not a valid variable name"),
+            "{:?}",
+            p.lints
+        );
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     }
 
     #[test]

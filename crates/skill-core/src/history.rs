@@ -23,7 +23,8 @@ const PENDING_PREFIX: &str = ".pending-";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryRecord {
     pub version: usize,
-    /// `create`, `edit`, `patch`, `delete`, `write_file`, `remove_file` or `rollback`.
+    /// `create`, `edit`, `patch`, `delete`, `write_file`, `remove_file`,
+    /// `archive`, `restore` or `rollback`.
     pub action: String,
     pub actor: Actor,
     /// RFC 3339, UTC.
@@ -40,6 +41,10 @@ pub struct HistoryRecord {
     /// The file the write touched, relative to the skill folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// For an `archive`: the folder under `skills/.archive/` the skill went
+    /// to. Rolling the archive back restores the skill and drops that copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_to: Option<String>,
 }
 
 /// A version with the unified diff of SKILL.md from before to after its write.
@@ -98,6 +103,7 @@ pub(crate) struct Pending {
     identity: SkillIdentity,
     existed_before: bool,
     previous_hash: Option<String>,
+    archived_to: Option<String>,
 }
 
 /// Opens (creating it when missing) the history folder of `qualified_id`,
@@ -169,6 +175,7 @@ pub(crate) fn begin(
         identity: identity.clone(),
         existed_before: current.is_some(),
         previous_hash: None,
+        archived_to: None,
     };
     if let Some(current) = current {
         if let Err(e) = beneath::copy_tree_at(current.fd.as_fd(), snapshot.as_fd()) {
@@ -181,6 +188,12 @@ pub(crate) fn begin(
 }
 
 impl Pending {
+    /// Marks this version as an archive into `.archive/<entry>`.
+    pub(crate) fn archived_to(mut self, entry: String) -> Self {
+        self.archived_to = Some(entry);
+        self
+    }
+
     /// Turns the copy into the next version, with its record.
     pub(crate) fn commit(self, action: &str, actor: Actor, file: Option<&str>) -> Result<usize> {
         let version = next_version(&self.history.real)?;
@@ -202,6 +215,7 @@ impl Pending {
             qualified_id: self.identity.qualified_id.clone(),
             skill_dir: self.identity.skill_dir.clone(),
             file: file.map(str::to_owned),
+            archived_to: self.archived_to.clone(),
         };
         let pending_path = self.history.real.join(&self.name);
         let text = serde_json::to_string_pretty(&record)
@@ -438,6 +452,13 @@ pub fn rollback_as(
         return Err(e);
     }
     let version = pending.commit("rollback", actor, None)?;
+    // Rolling back from an archive brought the skill back from history; the
+    // archived copy would otherwise be listed as a second, archived, skill.
+    if current.is_none()
+        && let Some(entry) = read_record(&dir, latest).ok().and_then(|r| r.archived_to)
+    {
+        crate::manage::archive::forget_entry(home, &entry);
+    }
     Ok(RollbackOutcome {
         restored: target,
         version,

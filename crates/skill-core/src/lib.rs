@@ -11,8 +11,10 @@ pub mod fuzzy_patch;
 pub mod history;
 pub mod injection;
 pub mod manage;
+pub mod pins;
 pub mod preprocess;
 pub mod roots;
+pub mod setup;
 pub mod skill;
 pub mod skill_set;
 pub mod snapshot;
@@ -28,8 +30,9 @@ pub use disclosure::{
 };
 pub use discovery::{discover, doctor_report};
 pub use frontmatter::{Conditions, EnvRequirement, Frontmatter};
+pub use manage::archive::{ArchiveRecord, ArchivedSkill, Restored};
 pub use manage::{
-    Actor, ManageAction, ManageContext, SkillManageArgs, WriteOrigin, skill_manage,
+    Actor, ManageAction, ManageContext, Refused, SkillManageArgs, WriteOrigin, skill_manage,
     skill_manage_json,
 };
 pub use preprocess::{PreprocessOptions, TemplateValues};

@@ -28,8 +28,10 @@ pub struct DiscoveryOptions {
 }
 
 /// Gives every external root after the first a numbered namespace
-/// (`external-2`, `external-3`, in config order), so a skill's qualified id
-/// is unique even when two roots hold the same folder names.
+/// (`external-2`, `external-3`, in config order), and every project root
+/// after the first one too (`project-2`, … from the repository root down to
+/// the working directory), so a skill's qualified id is unique even when two
+/// roots hold the same folder names.
 pub fn number_shared_scopes(roots: &mut [SkillRoot]) {
     let mut seen: Vec<(Scope, usize)> = Vec::new();
     for root in roots.iter_mut() {

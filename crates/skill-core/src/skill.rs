@@ -24,9 +24,10 @@ pub enum Scope {
     User,
     External,
     Plugin(String),
-    /// A second or later external root (two `external_dirs`): the same
-    /// label, a namespace of its own (`external-2`), so no two skills share
-    /// a qualified id.
+    /// A second or later external root (two `external_dirs`) or project
+    /// root (`.knack/skills` in the repository and in a sub-folder): the
+    /// same label, a namespace of its own (`external-2`, `project-2`), so no
+    /// two skills share a qualified id.
     Numbered {
         label: &'static str,
         namespace: String,
@@ -57,15 +58,23 @@ impl Scope {
     }
 
     /// This scope for the `nth` root (counted from 1) that has it: the first
-    /// keeps the plain namespace, later external roots are numbered. Project
-    /// roots are not: a nested project folder keeps `project:` ids.
+    /// keeps the plain namespace, later external and project roots are
+    /// numbered. Both kinds come in several roots that may hold the same
+    /// folder names; without a number the later skill would have no id of
+    /// its own and could not be reached.
     pub fn nth(&self, nth: usize) -> Scope {
-        match self {
-            Scope::External if nth > 1 => Scope::Numbered {
-                label: "external",
-                namespace: format!("external-{nth}"),
-            },
-            other => other.clone(),
+        let label = match self {
+            Scope::External => "external",
+            Scope::Project => "project",
+            other => return other.clone(),
+        };
+        if nth > 1 {
+            Scope::Numbered {
+                label,
+                namespace: format!("{label}-{nth}"),
+            }
+        } else {
+            self.clone()
         }
     }
 
@@ -285,14 +294,20 @@ mod tests {
     }
 
     #[test]
-    fn later_external_roots_are_numbered_and_their_namespaces_reserved() {
+    fn later_external_and_project_roots_are_numbered_and_their_namespaces_reserved() {
         assert_eq!(Scope::External.nth(1), Scope::External);
         let second = Scope::External.nth(2);
         assert_eq!(
             (second.namespace(), second.label()),
             ("external-2", "external")
         );
-        assert_eq!(Scope::Project.nth(2), Scope::Project);
+        let nested = Scope::Project.nth(3);
+        assert_eq!(
+            (nested.namespace(), nested.label()),
+            ("project-3", "project")
+        );
+        assert_eq!(Scope::Project.nth(1), Scope::Project);
+        assert_eq!(Scope::User.nth(2), Scope::User);
         for reserved in ["external", "external-2", "project-10", "user"] {
             assert!(Scope::is_reserved_namespace(reserved), "{reserved}");
         }

@@ -42,7 +42,7 @@ const RETIRED_FILES: [&str; 1] = ["skills-snapshot.json"];
 /// rewriting the snapshot.
 const REWRITE_AFTER: usize = 64;
 /// Bumped whenever the stored shape or the meaning of a field changes.
-const SNAPSHOT_VERSION: u32 = 8;
+const SNAPSHOT_VERSION: u32 = 9;
 
 /// Where the skill set handed out by `load_with_outcome` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,13 +76,10 @@ struct Header {
     /// Length in bytes of the lookup section after the stamps (`StoredKey`s),
     /// so one skill can be found without decoding the others (`skills_answering`).
     lookup_len: u64,
-    /// Length in bytes of the body's first half (its skills are encoded on
-    /// one thread, the second half's on another).
-    first_half_len: u64,
 }
 
 /// What the lookup rule needs of one skill, and where its `StoredSkill`
-/// lies: byte offsets from the start of its half of the body.
+/// lies: byte offsets from the start of the body.
 #[derive(Serialize, Deserialize)]
 struct StoredKey<'a> {
     #[serde(borrow)]
@@ -91,7 +88,6 @@ struct StoredKey<'a> {
     id: Cow<'a, str>,
     root: u32,
     gate: Option<Gate>,
-    second_half: bool,
     start: u32,
     end: u32,
 }
@@ -100,9 +96,8 @@ struct StoredKey<'a> {
 /// the skills themselves (scopes, `ok` doctor entries).
 #[derive(Serialize, Deserialize)]
 struct Body {
-    /// The skills in discovery order, in two halves (encoded on two threads).
+    /// The skills in discovery order.
     skills: Vec<StoredSkill>,
-    more_skills: Vec<StoredSkill>,
     gates: Vec<Option<Gate>>,
     category_descriptions: BTreeMap<String, (usize, String)>,
     roots: Vec<StoredRoot>,
@@ -153,9 +148,9 @@ struct StoredRoot {
     truncated: bool,
 }
 
-/// `Body` after its two halves of skills, as written: borrowed from the set,
-/// so writing copies nothing but the bytes. The halves and this tail,
-/// encoded one after the other, are field for field the encoding of `Body`.
+/// `Body` after its skills, as written: borrowed from the set, so writing
+/// copies nothing but the bytes. The skills and this tail, encoded one after
+/// the other, are field for field the encoding of `Body`.
 #[derive(Serialize)]
 struct BodyTail<'a> {
     gates: &'a [Option<Gate>],
@@ -305,11 +300,9 @@ pub fn with_skill_set_identified<R>(
     // file unchanged, and what is kept by its id becomes usable again.
     let (set, fingerprint, pending, id) = load_unwritten(options, cache_dir, false, true);
     if matches!(pending, Pending::Nothing(_)) {
-        let result = use_set(&set, id);
-        drop_aside((set, fingerprint));
-        return result;
+        return use_set(&set, id);
     }
-    let result = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let writer =
             std::thread::Builder::new().spawn_scoped(scope, || pending.write(&set, &fingerprint));
         let result = use_set(&set, id);
@@ -325,17 +318,7 @@ pub fn with_skill_set_identified<R>(
             }
         }
         result
-    });
-    drop_aside((set, fingerprint));
-    result
-}
-
-/// Frees `value` on another thread. Freeing ten thousand skills one string
-/// at a time takes milliseconds that a short command would otherwise spend
-/// after its output is complete, just before it exits anyway.
-fn drop_aside<T: Send + 'static>(value: T) {
-    // Without a thread to spare it is freed here, as usual.
-    let _ = std::thread::Builder::new().spawn(move || drop(value));
+    })
 }
 
 /// What is left to do after a load: nothing (the set came about this way),
@@ -514,13 +497,11 @@ fn written_at(header: &Header) -> SystemTime {
 }
 
 fn into_set(body: Body, options: &DiscoveryOptions) -> Option<SkillSet> {
-    if body.roots.len() != options.roots.len()
-        || body.gates.len() != body.skills.len() + body.more_skills.len()
-    {
+    if body.roots.len() != options.roots.len() || body.gates.len() != body.skills.len() {
         return None;
     }
-    let mut skills = Vec::with_capacity(body.skills.len() + body.more_skills.len());
-    for s in body.skills.into_iter().chain(body.more_skills) {
+    let mut skills = Vec::with_capacity(body.skills.len());
+    for s in body.skills {
         skills.push(s.into_skill(options)?);
     }
     let roots = body
@@ -655,7 +636,6 @@ fn write(
     let since_epoch = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_err(std::io::Error::other)?;
-    let half = set.skills.len() / 2;
     let tail = BodyTail {
         gates: &set.gates,
         category_descriptions: &set.category_descriptions,
@@ -672,33 +652,13 @@ fn write(
         notices: &set.notices,
         ambiguous_names: &set.ambiguous_names,
     };
-    // The stamps and each half of the body (with its lookup keys) are
-    // encoded on three threads; everything is borrowed from the set.
-    let encode_first = || encode_half(set, 0..half, false);
-    let encode_rest = || {
-        let second = encode_half(set, half..set.skills.len(), true)?;
-        let tail = encode(&tail, 4096)?;
-        Ok::<_, postcard::Error>((second, tail))
-    };
-    let (stamps, first, rest) = std::thread::scope(|scope| {
-        // Parts whose thread the system will not start are encoded here.
-        let first = std::thread::Builder::new().spawn_scoped(scope, encode_first);
-        let rest = std::thread::Builder::new().spawn_scoped(scope, encode_rest);
-        let stamps = stamps::encode_stamps_of(&fingerprint.stamps, options_roots, now);
-        let first = match first {
-            Ok(handle) => handle.join().ok(),
-            Err(_) => Some(encode_first()),
-        };
-        let rest = match rest {
-            Ok(handle) => handle.join().ok(),
-            Err(_) => Some(encode_rest()),
-        };
-        (stamps, first, rest)
-    });
-    let stamps = stamps.map_err(std::io::Error::other)?;
-    let failed = || std::io::Error::other("encoding the snapshot failed");
-    let (second, tail) = rest.ok_or_else(failed)?.map_err(std::io::Error::other)?;
-    let first = first.ok_or_else(failed)?.map_err(std::io::Error::other)?;
+    // Everything is borrowed from the set. The whole write already runs on a
+    // thread of its own beside the command's work, so the encoding is not
+    // split further: for 10,000 skills it takes a few milliseconds.
+    let stamps = stamps::encode_stamps_of(&fingerprint.stamps, options_roots, now)
+        .map_err(std::io::Error::other)?;
+    let skills = encode_skills(set).map_err(std::io::Error::other)?;
+    let tail = encode(&tail, 4096).map_err(std::io::Error::other)?;
     let mut key_count = Vec::new();
     stamps::push_varint(&mut key_count, set.skills.len());
     let header = Header {
@@ -707,19 +667,16 @@ fn write(
         written_secs: i64::try_from(since_epoch.as_secs()).map_err(std::io::Error::other)?,
         written_nanos: since_epoch.subsec_nanos(),
         stamps_len: stamps.len() as u64,
-        lookup_len: (key_count.len() + first.keys.len() + second.keys.len()) as u64,
-        first_half_len: first.records.len() as u64,
+        lookup_len: (key_count.len() + skills.keys.len()) as u64,
     };
     let header = postcard::to_stdvec(&header).map_err(std::io::Error::other)?;
-    // The lookup section is the key count, then each half's keys.
+    // The lookup section is the key count, then the keys.
     let sections = [
         &header,
         &stamps,
         &key_count,
-        &first.keys,
-        &second.keys,
-        &first.records,
-        &second.records,
+        &skills.keys,
+        &skills.records,
         &tail,
     ];
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -736,27 +693,22 @@ fn write(
     Ok(())
 }
 
-/// One half of the body as written, with its skills' lookup keys.
-struct EncodedHalf {
-    /// The half's skills as postcard encodes a sequence of `StoredSkill`.
+/// The body's skills as written, with their lookup keys.
+struct EncodedSkills {
+    /// The skills as postcard encodes a sequence of `StoredSkill`.
     records: Vec<u8>,
     /// Each skill's `StoredKey`, one after the other (no length prefix).
     keys: Vec<u8>,
 }
 
-/// The skills `range` of `set` encoded as one half of the body, each with
-/// its key (offsets counted from the start of this half).
-fn encode_half(
-    set: &SkillSet,
-    range: std::ops::Range<usize>,
-    second_half: bool,
-) -> postcard::Result<EncodedHalf> {
-    let skills = &set.skills[range.clone()];
-    let gates = &set.gates[range];
+/// The skills of `set` encoded as the body's sequence, each with its key
+/// (offsets counted from the start of the body).
+fn encode_skills(set: &SkillSet) -> postcard::Result<EncodedSkills> {
+    let skills = &set.skills;
     // A sequence is its length (a varint, as a `usize` is) then its items.
     let mut records = encode(&skills.len(), skills.len() * 512 + 16)?;
     let mut keys = Vec::with_capacity(skills.len() * 64);
-    for (skill, gate) in skills.iter().zip(gates) {
+    for (skill, gate) in skills.iter().zip(&set.gates) {
         let start = records.len();
         let stored = StoredSkillRef {
             name: &skill.name,
@@ -774,13 +726,12 @@ fn encode_half(
             root: u32::try_from(skill.root_index)
                 .map_err(|_| postcard::Error::SerializeBufferFull)?,
             gate: *gate,
-            second_half,
             start: offset(start)?,
             end: offset(records.len())?,
         };
         keys = postcard::serialize_with_flavor(&key, Presized(keys))?;
     }
-    Ok(EncodedHalf { records, keys })
+    Ok(EncodedSkills { records, keys })
 }
 
 /// `value` encoded into a buffer of roughly the right size from the start

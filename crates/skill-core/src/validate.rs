@@ -174,6 +174,7 @@ pub fn validate_skill_md(
     {
         return Err(violation("frontmatter", format!("the {w}")));
     }
+    let lints = parsed.lints;
     let fm = parsed.frontmatter;
     let name = fm
         .name
@@ -182,7 +183,7 @@ pub fn validate_skill_md(
     let description = fm
         .description
         .ok_or_else(|| violation("description", "the frontmatter has no 'description'"))?;
-    let mut warnings = Vec::new();
+    let mut warnings = lints;
     match check {
         SkillMdCheck::Change { before } if before.map(str::trim) == Some(description.trim()) => {
             // Untouched by this write: its problems are the author's to fix

@@ -780,16 +780,6 @@ impl Member {
     /// `None` when a regex fails to compile (a programming error a unit test
     /// rules out); the scanner then fails closed. `prefiltered` picks the
     /// variant (see [`PatternRegex::new`]); both find the same matches.
-    /// Whether `regexes(prefiltered)` has been compiled already.
-    pub(crate) fn is_compiled(&self, prefiltered: bool) -> bool {
-        let slot = if prefiltered {
-            &self.prefiltered
-        } else {
-            &self.lean
-        };
-        slot.get().is_some()
-    }
-
     pub(crate) fn regexes(&self, prefiltered: bool) -> Option<&MemberRegexes> {
         let slot = if prefiltered {
             &self.prefiltered

@@ -273,7 +273,6 @@ impl Pass<'_> {
         if chosen.indices.is_empty() {
             return;
         }
-        compile_chosen(&chosen.indices, chosen.by_full_set);
         for index in chosen.indices {
             let pattern = &catalog()[index];
             let Some(member) = member(index).and_then(|m| m.regexes(chosen.by_full_set)) else {
@@ -362,35 +361,6 @@ impl Pass<'_> {
             }
         }
     }
-}
-
-/// Compiles the regexes of the chosen patterns not compiled yet, half of
-/// them on another thread: a fresh process's first scan spends most of its
-/// time compiling, and a short command has a core to spare for it.
-fn compile_chosen(indices: &[usize], prefiltered: bool) {
-    const WORTH_A_THREAD: usize = 4;
-    let waiting: Vec<&'static crate::catalog::Member> = indices
-        .iter()
-        .filter_map(|&i| member(i))
-        .filter(|m| !m.is_compiled(prefiltered))
-        .collect();
-    if waiting.len() < WORTH_A_THREAD {
-        return;
-    }
-    let (mine, theirs) = waiting.split_at(waiting.len() / 2);
-    let compile = |members: &[&'static crate::catalog::Member]| {
-        for m in members {
-            let _ = m.regexes(prefiltered);
-        }
-    };
-    std::thread::scope(|scope| {
-        // Without a thread to spare the scan compiles them as it goes.
-        let helper = std::thread::Builder::new().spawn_scoped(scope, || compile(theirs));
-        compile(mine);
-        if let Ok(helper) = helper {
-            let _ = helper.join();
-        }
-    });
 }
 
 /// A copy of `bytes` with every backslash-newline turned into spaces, or

@@ -15,6 +15,8 @@ pub enum AuditAction {
     Update,
     Uninstall,
     Blocked,
+    /// The user lifted a dangerous verdict with `--accept-dangerous`.
+    Override,
 }
 
 impl AuditAction {
@@ -24,6 +26,7 @@ impl AuditAction {
             AuditAction::Update => "UPDATE",
             AuditAction::Uninstall => "UNINSTALL",
             AuditAction::Blocked => "BLOCKED",
+            AuditAction::Override => "OVERRIDE",
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::net::Net;
 use crate::quarantine::Quarantine;
 use crate::safe_tree::{Limits, copy_tree, file_list, tree_hash};
 use crate::search::{SearchOutcome, SourceProblem, merge};
-use crate::source::{FetchContext, open};
+use crate::source::{FetchContext, Fetched, Member, members_of, open};
 use crate::taps::Taps;
 use crate::{Error, Result};
 
@@ -32,6 +32,10 @@ pub struct InstallOptions {
     pub category: Option<String>,
     /// Accept a skill the policy would block (never a dangerous outside skill).
     pub force: bool,
+    /// Accept even a dangerous verdict, for a source the user named
+    /// themselves (see [`Hub::accepts_dangerous_from`]); recorded in the
+    /// audit log with the findings.
+    pub accept_dangerous: bool,
 }
 
 /// A fetched, validated and scanned skill waiting in the quarantine.
@@ -49,6 +53,9 @@ pub struct Staged {
     pub category: Option<String>,
     pub report: ScanReport,
     pub decision: PolicyDecision,
+    /// The policy refused a dangerous verdict and `--accept-dangerous`
+    /// lifted that refusal.
+    pub dangerous_accepted: bool,
     /// Rule warnings from validation (not fatal).
     pub warnings: Vec<String>,
     pub content_hash: String,
@@ -73,6 +80,12 @@ impl Staged {
         }
         out.join("\n")
     }
+}
+
+/// One skill of a collection, staged on its own (or why it could not be).
+pub struct StagedMember {
+    pub member: Member,
+    pub staged: Result<Staged>,
 }
 
 /// A finished install.
@@ -316,41 +329,162 @@ impl Hub {
         self.stage(&id, &InstallOptions::default()).await
     }
 
+    /// Whether `--accept-dangerous` may be used with what the user typed:
+    /// only with an identifier that names its source (a path, `git+…`,
+    /// `github:…`, `well-known:…` or a URL), which the user chose and can
+    /// read. A bare name is found by search among the official skills and
+    /// the taps, so the user never saw which package it picks.
+    pub fn accepts_dangerous_from(&self, text: &str) -> Result<()> {
+        match Identifier::parse(text, &self.cwd)? {
+            Some(_) => Ok(()),
+            None => Err(Error::Declined(format!(
+                "--accept-dangerous is only for a source you name yourself (a path, git+URL, github:owner/repo, well-known:SITE or a URL); '{}' would be found by search. Run `knack skills search {}`, read the skill, then install it by its identifier",
+                text.trim(),
+                text.trim()
+            ))),
+        }
+    }
+
     /// [`inspect`](Self::inspect) for an install: a package refused while
     /// unpacking or validating is recorded in the audit log.
     pub async fn stage_for_install(&self, text: &str, opts: &InstallOptions) -> Result<Staged> {
+        if opts.accept_dangerous {
+            self.accepts_dangerous_from(text)?;
+        }
         let id = self.resolve_identifier(text).await?;
-        match self.stage(&id, opts).await {
-            Ok(staged) => Ok(staged),
-            Err(e) => {
-                if matches!(e, Error::Unsafe(_) | Error::Invalid(_)) {
-                    let trust = id.trust(&self.config);
-                    let _ = append_audit_line(
-                        &self.hub_dir(),
-                        AuditAction::Blocked,
-                        &id.slug(),
-                        id.source_kind(),
-                        trust.as_str(),
-                        "invalid_package",
-                        &e.to_string(),
-                    );
+        self.stage(&id, opts)
+            .await
+            .inspect_err(|e| self.audit_refused_package(&id, e))
+    }
+
+    /// Stages every skill of the collection `text` names, each on its own
+    /// quarantine, validation, scan and policy, from one fetch when the
+    /// source allows it. An identifier that names one skill is a collection
+    /// of one. `--accept-dangerous` is refused here: a dangerous skill is
+    /// accepted one at a time, after its findings were read.
+    pub async fn stage_collection(
+        &self,
+        text: &str,
+        opts: &InstallOptions,
+    ) -> Result<Vec<StagedMember>> {
+        if opts.accept_dangerous {
+            return Err(Error::Declined(
+                "--accept-dangerous cannot be combined with --all; install a dangerous skill on its own, by its identifier, after reading its findings".into(),
+            ));
+        }
+        check_category(opts)?;
+        let id = self.resolve_identifier(text).await?;
+        let quarantine = Quarantine::new(&self.hub_dir(), &format!("all-{}", id.slug()))?;
+        let ctx = self.ctx(quarantine.sub("fetch")?);
+        let source = open(id.clone());
+        let mut out = Vec::new();
+        let root = source
+            .fetch_root(&ctx)
+            .await
+            .inspect_err(|e| self.audit_refused_package(&id, e))?;
+        match root {
+            Some(root) => {
+                let members = members_of(&root, &id);
+                if members.is_empty() {
+                    return Err(Error::Invalid(format!("{id} holds no SKILL.md")));
                 }
-                Err(e)
+                for member in members {
+                    let staged = match member.identifier.as_deref() {
+                        None => Err(Error::Identifier(format!(
+                            "{} sits inside {id}, which cannot name one skill of several; unpack it and install the folder",
+                            member.path
+                        ))),
+                        Some(text) => self.parse_listed(text).and_then(|member_id| {
+                            let fetched = Fetched {
+                                dir: root.join(&member.path),
+                                category: None,
+                            };
+                            self.stage_member(&member_id, fetched, opts)
+                        }),
+                    };
+                    out.push(StagedMember { member, staged });
+                }
             }
+            None => {
+                let listed = source.list(&ctx).await?;
+                if listed.is_empty() {
+                    return Err(Error::Invalid(format!("{id} lists no skills")));
+                }
+                for meta in listed {
+                    let member = Member {
+                        name: meta.name,
+                        description: meta.description,
+                        path: String::new(),
+                        identifier: Some(meta.identifier.clone()),
+                        tags: meta.tags,
+                    };
+                    let staged = match self.parse_listed(&meta.identifier) {
+                        Ok(member_id) => self
+                            .stage(&member_id, opts)
+                            .await
+                            .inspect_err(|e| self.audit_refused_package(&member_id, e)),
+                        Err(e) => Err(e),
+                    };
+                    out.push(StagedMember { member, staged });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// An identifier a source listed (never a bare name).
+    fn parse_listed(&self, text: &str) -> Result<Identifier> {
+        Identifier::parse(text, &self.cwd)?.ok_or_else(|| {
+            Error::Identifier(format!("the source listed a bad identifier '{text}'"))
+        })
+    }
+
+    /// Stages one skill of an already fetched collection in a quarantine of its own.
+    fn stage_member(
+        &self,
+        id: &Identifier,
+        fetched: Fetched,
+        opts: &InstallOptions,
+    ) -> Result<Staged> {
+        let quarantine = Quarantine::new(&self.hub_dir(), &id.slug())?;
+        self.stage_fetched(quarantine, id, fetched, opts)
+            .inspect_err(|e| self.audit_refused_package(id, e))
+    }
+
+    /// Records a package refused while unpacking or validating.
+    fn audit_refused_package(&self, id: &Identifier, e: &Error) {
+        if matches!(e, Error::Unsafe(_) | Error::Invalid(_)) {
+            let trust = id.trust(&self.config);
+            let _ = append_audit_line(
+                &self.hub_dir(),
+                AuditAction::Blocked,
+                &id.slug(),
+                id.source_kind(),
+                trust.as_str(),
+                "invalid_package",
+                &e.to_string(),
+            );
         }
     }
 
     async fn stage(&self, id: &Identifier, opts: &InstallOptions) -> Result<Staged> {
-        if let Some(c) = &opts.category {
-            skill_core::validate::validate_category(c)
-                .map_err(|v| Error::Identifier(format!("--category '{c}': {}", v.message)))?;
-        }
+        check_category(opts)?;
         let quarantine = Quarantine::new(&self.hub_dir(), &id.slug())?;
         let scratch = quarantine.sub("fetch")?;
         let ctx = self.ctx(scratch);
         let source = open(id.clone());
         let fetched = source.fetch(&ctx).await?;
+        self.stage_fetched(quarantine, id, fetched, opts)
+    }
 
+    /// Copies, validates, scans and judges a fetched skill inside `quarantine`.
+    fn stage_fetched(
+        &self,
+        quarantine: Quarantine,
+        id: &Identifier,
+        fetched: Fetched,
+        opts: &InstallOptions,
+    ) -> Result<Staged> {
         // Copy the skill alone out of whatever was fetched (leaving `.git` and
         // knack's private files behind), under the caps.
         let package = quarantine.path().join("package");
@@ -377,7 +511,15 @@ impl Hub {
         }
         let report = scan_package(&dir)?;
         let trust = id.trust(&self.config);
-        let decision = decide(trust, report.verdict, opts.force);
+        // `--accept-dangerous` is the stronger `--force`: it lifts every
+        // block, the dangerous one included (callers checked the source).
+        let lifted = opts.force || opts.accept_dangerous;
+        let mut decision = decide(trust, report.verdict, lifted);
+        let dangerous_accepted =
+            opts.accept_dangerous && report.verdict == Verdict::Dangerous && !decision.is_allowed();
+        if dangerous_accepted {
+            decision = PolicyDecision::Allow;
+        }
         let frontmatter_category = skill_core::frontmatter::parse_skill_md(&skill_md)
             .ok()
             .and_then(|p| p.frontmatter.category)
@@ -400,6 +542,7 @@ impl Hub {
             category,
             report,
             decision,
+            dangerous_accepted,
             warnings: validation.warnings,
             content_hash,
             files,
@@ -494,6 +637,17 @@ impl Hub {
             return Err(e);
         }
         self.record_history(&staged.name, &entry.install_path, None, "install");
+        if staged.dangerous_accepted {
+            let _ = append_audit_line(
+                &self.hub_dir(),
+                AuditAction::Override,
+                &staged.name,
+                &staged.source,
+                staged.trust.as_str(),
+                staged.report.verdict.as_str(),
+                &override_details(&staged.report),
+            );
+        }
         let _ = append_audit_line(
             &self.hub_dir(),
             AuditAction::Install,
@@ -728,9 +882,12 @@ impl Hub {
                 entry.identifier
             ))
         })?;
+        // An update never carries `--accept-dangerous` over: a new version
+        // that scans dangerous is refused like any other.
         let opts = InstallOptions {
             category: entry.category().map(str::to_owned),
             force,
+            accept_dangerous: false,
         };
         let mut staged = match self.stage(&id, &opts).await {
             Ok(s) => s,
@@ -864,6 +1021,63 @@ impl Hub {
             }
         }
         Ok(results)
+    }
+}
+
+fn check_category(opts: &InstallOptions) -> Result<()> {
+    if let Some(c) = &opts.category {
+        skill_core::validate::validate_category(c)
+            .map_err(|v| Error::Identifier(format!("--category '{c}': {}", v.message)))?;
+    }
+    Ok(())
+}
+
+/// Most findings an `OVERRIDE` line of the audit log lists.
+const OVERRIDE_FINDINGS: usize = 50;
+
+/// The details of an `OVERRIDE` line: what the user accepted, finding by
+/// finding (`severity category pattern file:line`), most severe first.
+fn override_details(report: &ScanReport) -> String {
+    let mut findings: Vec<_> = report.findings.iter().collect();
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+    });
+    let listed: Vec<String> = findings
+        .iter()
+        .take(OVERRIDE_FINDINGS)
+        .map(|f| {
+            format!(
+                "{} {} {} {}:{}",
+                f.severity.as_str(),
+                f.category.as_str(),
+                f.pattern_id,
+                f.file,
+                f.line
+            )
+        })
+        .collect();
+    let more = findings.len().saturating_sub(OVERRIDE_FINDINGS);
+    format!(
+        "accept-dangerous {} {}: {}{}",
+        report.content_hash,
+        plural(findings.len(), "finding"),
+        listed.join("; "),
+        if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }
 

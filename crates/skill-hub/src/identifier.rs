@@ -163,6 +163,8 @@ impl Identifier {
         };
         match self {
             Identifier::Official { path } => Some(Identifier::Official { path: join(path) }),
+            // A path cannot point inside an archive or a lone SKILL.md.
+            Identifier::Local { path } if !rel.is_empty() && !is_folder_path(path) => None,
             Identifier::Local { path } => Some(Identifier::Local {
                 path: if rel.is_empty() {
                     path.clone()
@@ -387,6 +389,16 @@ fn parse_github(rest: &str, text: &str) -> Result<Identifier> {
     })
 }
 
+/// Whether a local identifier's path names a folder rather than a file the
+/// hub reads whole (an archive or a SKILL.md), judged by its name alone.
+fn is_folder_path(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    !(name.ends_with(".tar.gz") || name.ends_with(".tgz") || name == "SKILL.md")
+}
+
 /// Refuses sub-paths that could leave the repository.
 fn relative_path(p: &str, text: &str) -> Result<()> {
     let bad = p.starts_with('/')
@@ -496,6 +508,27 @@ mod tests {
                 "{bad} should be refused"
             );
         }
+    }
+
+    #[test]
+    fn children_name_a_folder_inside_the_collection() {
+        assert_eq!(
+            parse("git+https://h/r.git@v1#skills")
+                .child(".curated/gh-fix-ci")
+                .unwrap()
+                .to_string(),
+            "git+https://h/r.git@v1#skills/.curated/gh-fix-ci"
+        );
+        assert_eq!(
+            parse("/srv/skills").child("a/b").unwrap().to_string(),
+            "file:///srv/skills/a/b"
+        );
+        assert_eq!(parse("/srv/pack.tar.gz").child("a"), None);
+        assert_eq!(
+            parse("/srv/pack.tar.gz").child("").unwrap().to_string(),
+            "file:///srv/pack.tar.gz"
+        );
+        assert_eq!(parse("https://h/x.tar.gz").child("a"), None);
     }
 
     #[test]

@@ -15,14 +15,15 @@ mod taps;
 
 pub use audit_log::{AUDIT_LOG_FILE, AuditAction, append_audit_line, audit_line};
 pub use hub::{
-    AuditResult, CheckStatus, Hub, InstallOptions, Installed, Staged, UpdateOutcome, UpdateStatus,
+    AuditResult, CheckStatus, Hub, InstallOptions, Installed, Staged, StagedMember, UpdateOutcome,
+    UpdateStatus,
 };
 pub use identifier::Identifier;
 pub use lock::{HubLock, LOCK_FILE, LockEntry};
 pub use publish::{INDEX_FILE, Published, WELL_KNOWN_DIR, publish};
 pub use safe_tree::{Limits, tree_hash};
 pub use search::{BROWSE_PAGE_SIZE, SearchOutcome, SourceProblem};
-pub use source::{SkillMeta, SkillSource};
+pub use source::{Member, SkillMeta, SkillSource};
 pub use taps::{TAPS_FILE, Tap, Taps};
 
 /// Fuzzing entry point for archive unpacking; not part of the hub's API.
@@ -49,6 +50,12 @@ pub enum Error {
     /// The trust policy refused the skill.
     #[error("{reason}")]
     Blocked { reason: String },
+    /// The identifier names a collection of several skills, not one.
+    #[error("{}", collection_message(identifier, members))]
+    Collection {
+        identifier: String,
+        members: Vec<Member>,
+    },
     /// A skill of that name already exists.
     #[error("{0}")]
     Collision(String),
@@ -66,6 +73,28 @@ pub enum Error {
     },
     #[error("cannot scan the skill: {0}")]
     Scan(#[from] skill_guard::Error),
+}
+
+/// How many of a collection's members an error message names.
+const MEMBERS_NAMED: usize = 20;
+
+fn collection_message(identifier: &str, members: &[Member]) -> String {
+    let named: Vec<&str> = members
+        .iter()
+        .take(MEMBERS_NAMED)
+        .map(|m| m.identifier.as_deref().unwrap_or(&m.path))
+        .collect();
+    let more = members.len().saturating_sub(MEMBERS_NAMED);
+    format!(
+        "{identifier} holds {} skills; install one of them by its own identifier, or all of them with --all: {}{}",
+        members.len(),
+        named.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 impl Error {

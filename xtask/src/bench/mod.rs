@@ -6,6 +6,7 @@ mod client;
 mod context;
 mod discovery;
 mod guard;
+mod library;
 mod manage;
 mod mcp;
 mod prompt;
@@ -114,6 +115,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "mcp",
         run: mcp::run,
+    },
+    Group {
+        name: "library",
+        run: library::run,
     },
 ];
 

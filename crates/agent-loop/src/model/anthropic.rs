@@ -14,9 +14,6 @@ use crate::error::{ModelError, Result};
 /// The API version this client speaks.
 const API_VERSION: &str = "2023-06-01";
 
-/// The reply's token limit when the provider sets none (the API requires one).
-const DEFAULT_MAX_TOKENS: u32 = 8192;
-
 /// Anthropic accepts at most this many `cache_control` markers per request.
 pub const MAX_BREAKPOINTS: usize = 4;
 
@@ -88,7 +85,7 @@ impl AnthropicClient {
         };
         Ok(Self {
             transport,
-            max_tokens: settings.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            max_tokens: settings.output_cap(),
             cache_control,
         })
     }
@@ -657,7 +654,10 @@ mod tests {
             json!([{"name": "skills_list", "description": "List skills",
                     "input_schema": {"type": "object", "properties": {}}}])
         );
-        assert_eq!(value["max_tokens"], DEFAULT_MAX_TOKENS);
+        assert_eq!(
+            value["max_tokens"],
+            super::super::transport::DEFAULT_MAX_OUTPUT_TOKENS
+        );
         let messages = value["messages"].as_array().unwrap();
         let roles: Vec<&str> = messages
             .iter()

@@ -29,7 +29,7 @@ use crate::error::Result;
 pub struct ChatCompletionsClient {
     transport: Transport,
     prompt_cache_key: bool,
-    max_output_tokens: Option<u32>,
+    max_output_tokens: u32,
     /// The `cache_control` marker to pass through to Anthropic models behind
     /// a router, when the profile asks for it (`providers.<name>.cache_control`).
     cache_control: Option<Value>,
@@ -44,8 +44,9 @@ struct WireRequest<'a> {
     tools: Option<&'a RawValue>,
     stream: bool,
     stream_options: StreamOptions,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: Option<u32>,
+    /// `max_tokens`, not OpenAI's newer `max_completion_tokens`: it is the
+    /// field llama.cpp, vLLM, Ollama and the routers all read.
+    max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
 }
@@ -122,7 +123,7 @@ impl ChatCompletionsClient {
         Ok(Self {
             transport,
             prompt_cache_key: settings.prompt_cache_key.unwrap_or(false),
-            max_output_tokens: settings.max_output_tokens,
+            max_output_tokens: settings.output_cap(),
             cache_control,
         })
     }
@@ -245,6 +246,11 @@ mod tests {
         let value: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(value["stream"], true);
         assert_eq!(value["stream_options"], json!({"include_usage": true}));
+        assert_eq!(
+            value["max_tokens"],
+            json!(super::super::transport::DEFAULT_MAX_OUTPUT_TOKENS),
+            "a cap is sent even when the provider sets none"
+        );
         assert_eq!(
             value["messages"][1],
             json!({"role": "user", "content": "u"})

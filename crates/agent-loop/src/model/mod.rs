@@ -19,7 +19,9 @@ pub use chat_completions::ChatCompletionsClient;
 pub use knack_config::Wire;
 pub use responses::ResponsesClient;
 pub use retry::RetryPolicy;
-pub use transport::{ClientSettings, ModelTimeouts};
+pub use transport::{
+    ClientSettings, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_REASONING_MAX_OUTPUT_TOKENS, ModelTimeouts,
+};
 pub use types::{
     ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, ReasoningItem, RequestPurpose,
     Role, ToolCall, Usage, freeze_tools,

@@ -15,7 +15,7 @@ use crate::error::{ModelError, Result};
 #[derive(Debug, Clone)]
 pub struct ResponsesClient {
     transport: Transport,
-    max_output_tokens: Option<u32>,
+    max_output_tokens: u32,
     reasoning_effort: Option<String>,
     /// Whether `prompt_cache_key` is sent (on unless the profile turns it off).
     prompt_cache_key: bool,
@@ -37,8 +37,7 @@ struct WireRequest<'a> {
     reasoning: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     include: Vec<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_output_tokens: Option<u32>,
+    max_output_tokens: u32,
 }
 
 impl ResponsesClient {
@@ -52,7 +51,7 @@ impl ResponsesClient {
         )?;
         Ok(Self {
             transport,
-            max_output_tokens: settings.max_output_tokens,
+            max_output_tokens: settings.output_cap(),
             reasoning_effort: settings.reasoning_effort,
             prompt_cache_key: settings.prompt_cache_key.unwrap_or(true),
         })
@@ -509,6 +508,15 @@ mod tests {
         assert_eq!(value["input"][4]["call_id"], "c1");
         let plain: Value = serde_json::from_slice(&client(None).encode(&request).unwrap()).unwrap();
         assert!(plain.get("include").is_none() && plain.get("reasoning").is_none());
+        // A cap always goes out; thinking counts against it, so it is larger then.
+        assert_eq!(
+            plain["max_output_tokens"],
+            super::super::DEFAULT_MAX_OUTPUT_TOKENS
+        );
+        assert_eq!(
+            value["max_output_tokens"],
+            super::super::DEFAULT_REASONING_MAX_OUTPUT_TOKENS
+        );
 
         // `prompt_cache_key: false` in the profile leaves the key out.
         let mut settings = ClientSettings::new("http://127.0.0.1:1/v1");

@@ -37,6 +37,17 @@ impl RetryPolicy {
         }
     }
 
+    /// How many retries `error` gets. A local server that refused the
+    /// connection is not started (or the port is wrong): one retry covers a
+    /// server that is just coming up, and more would only keep the user
+    /// waiting for the error.
+    pub(crate) fn retries_for(&self, error: &ModelError) -> u32 {
+        match error {
+            ModelError::LocalServerDown { .. } => self.max_retries.min(1),
+            _ => self.max_retries,
+        }
+    }
+
     /// The wait before retry number `attempt` (1-based) after `error`, or the
     /// error to give up with when the server's requested wait is too long.
     pub(crate) fn delay_for(&self, attempt: u32, error: &ModelError) -> Result<Duration, Duration> {
@@ -125,6 +136,26 @@ mod tests {
             policy.delay_for(1, &too_long),
             Err(Duration::from_secs(600))
         );
+    }
+
+    #[test]
+    fn a_refused_local_connection_is_retried_once_and_others_as_configured() {
+        let policy = policy();
+        let down = ModelError::LocalServerDown {
+            url: "http://127.0.0.1:9/v1".into(),
+            setting: "KNACK_BASE_URL".into(),
+        };
+        assert_eq!(policy.retries_for(&down), 1);
+        let remote = ModelError::Connect {
+            target: "api.example.org:443".into(),
+            detail: "Connection refused".into(),
+        };
+        assert_eq!(policy.retries_for(&remote), 5);
+        let none = RetryPolicy {
+            max_retries: 0,
+            ..policy
+        };
+        assert_eq!(none.retries_for(&down), 0, "never more than configured");
     }
 
     #[test]

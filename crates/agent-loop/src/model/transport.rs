@@ -55,7 +55,7 @@ pub struct ClientSettings {
     pub wire: Wire,
     /// Extra headers for every request (`providers.<name>.headers`).
     pub headers: Vec<(String, String)>,
-    /// The reply's token limit; the Anthropic wire needs one and has a default.
+    /// The reply's token limit; `None` sends [`ClientSettings::output_cap`]'s default.
     pub max_output_tokens: Option<u32>,
     /// Anthropic: how long cached prefixes live.
     pub cache_ttl: CacheTtl,
@@ -70,7 +70,18 @@ pub struct ClientSettings {
     /// Responses: the reasoning effort to ask for; it also asks for the
     /// encrypted reasoning that must be replayed when nothing is stored.
     pub reasoning_effort: Option<String>,
+    /// Where `base_url` was set (`KNACK_BASE_URL`, `providers.local.base_url`),
+    /// named in the error when a local server refuses the connection.
+    pub base_url_setting: Option<String>,
 }
+
+/// The reply's token limit when the provider sets none. Every wire sends a
+/// limit: without one, some local servers generate until the context is
+/// full, and a model caught in a loop keeps a headless run busy for minutes.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+/// The default with `reasoning_effort`: a reasoning model's thinking counts
+/// against the same limit, and a limit it reaches while thinking leaves no answer.
+pub const DEFAULT_REASONING_MAX_OUTPUT_TOKENS: u32 = 32_768;
 
 impl ClientSettings {
     pub fn new(base_url: impl Into<String>) -> Self {
@@ -87,7 +98,18 @@ impl ClientSettings {
             cache_control: false,
             prices: None,
             reasoning_effort: None,
+            base_url_setting: None,
         }
+    }
+
+    /// The output limit every request carries: the provider's, else the default.
+    pub fn output_cap(&self) -> u32 {
+        self.max_output_tokens
+            .unwrap_or(if self.reasoning_effort.is_some() {
+                DEFAULT_REASONING_MAX_OUTPUT_TOKENS
+            } else {
+                DEFAULT_MAX_OUTPUT_TOKENS
+            })
     }
 
     /// The same settings on another wire.
@@ -145,6 +167,12 @@ pub(crate) struct Transport {
     endpoint: Url,
     /// `host:port`, for error messages.
     pub(crate) target: String,
+    /// The base URL as configured and the setting it came from, for the
+    /// error when a server on this machine refuses the connection.
+    base_url: String,
+    base_url_setting: Option<String>,
+    /// Whether the host is this machine (loopback or `localhost`).
+    local: bool,
     /// Every header but the per-request ones, the key included.
     headers: Vec<(String, String)>,
     timeouts: ModelTimeouts,
@@ -174,6 +202,7 @@ impl Transport {
         let host = endpoint
             .host_str()
             .ok_or_else(|| invalid("it has no host".into()))?;
+        let local = is_local_host(host);
         let target = match endpoint.port_or_known_default() {
             Some(port) => format!("{host}:{port}"),
             None => host.to_owned(),
@@ -201,6 +230,9 @@ impl Transport {
             http,
             endpoint,
             target,
+            base_url: base.to_owned(),
+            base_url_setting: settings.base_url_setting.clone(),
+            local,
             headers,
             timeouts: settings.timeouts,
             retry: settings.retry,
@@ -238,7 +270,7 @@ impl Transport {
             if !error.is_retryable() {
                 return Err(error);
             }
-            if retries >= self.retry.max_retries {
+            if retries >= self.retry.retries_for(&error) {
                 return Err(if retries == 0 {
                     error
                 } else {
@@ -414,6 +446,15 @@ impl Transport {
                     timeout: self.timeouts.connect,
                 };
             }
+            if self.local && is_refused(err) {
+                return ModelError::LocalServerDown {
+                    url: self.base_url.clone(),
+                    setting: self
+                        .base_url_setting
+                        .clone()
+                        .unwrap_or_else(|| "the base URL setting".to_owned()),
+                };
+            }
             return ModelError::Connect {
                 target: self.target.clone(),
                 detail: root_cause(err),
@@ -421,6 +462,33 @@ impl Transport {
         }
         ModelError::Transport {
             detail: error_chain(err),
+        }
+    }
+}
+
+/// Whether the connection was refused (nothing listens on the port), as
+/// opposed to a timeout, a DNS failure or a TLS error.
+fn is_refused(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(err);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
+}
+
+/// Whether `host` (as a URL spells it) is this machine.
+fn is_local_host(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback() || ip.is_unspecified(),
+        Err(_) => {
+            let name = bare.to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
         }
     }
 }
@@ -519,6 +587,39 @@ mod tests {
         assert_eq!(settings.timeouts.idle, Duration::from_secs(7));
         assert_eq!(settings.retry.max_retries, config.max_retries);
         assert_eq!(settings.wire, Wire::Chat);
+    }
+
+    #[test]
+    fn loopback_names_and_addresses_are_local() {
+        for host in [
+            "127.0.0.1",
+            "127.1.2.3",
+            "[::1]",
+            "localhost",
+            "LocalHost",
+            "0.0.0.0",
+            "app.localhost",
+        ] {
+            assert!(is_local_host(host), "{host}");
+        }
+        for host in [
+            "api.openai.com",
+            "10.0.0.5",
+            "[2001:db8::1]",
+            "localhost.example.org",
+        ] {
+            assert!(!is_local_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn every_request_gets_an_output_cap() {
+        let mut settings = ClientSettings::new("http://127.0.0.1:1/v1");
+        assert_eq!(settings.output_cap(), DEFAULT_MAX_OUTPUT_TOKENS);
+        settings.reasoning_effort = Some("high".into());
+        assert_eq!(settings.output_cap(), DEFAULT_REASONING_MAX_OUTPUT_TOKENS);
+        settings.max_output_tokens = Some(300);
+        assert_eq!(settings.output_cap(), 300, "the provider's own limit wins");
     }
 
     #[test]

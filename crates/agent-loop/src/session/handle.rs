@@ -8,13 +8,38 @@ use agent_protocol::{Event, Op};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
-use super::{ChannelApprover, EventSink, Session, TurnOutcome};
+use super::{ChannelApprover, EventSink, ModelSwitch, Session, TurnOutcome};
 
 /// The frontend's side of a running session.
 pub struct SessionHandle {
     pub ops: UnboundedSender<Op>,
     pub events: UnboundedReceiver<Event>,
     pub session_id: String,
+    /// Changes the model of the following requests (`/model`).
+    pub models: ModelSwitcher,
+}
+
+/// What the work loop runs, in the order it was asked.
+enum Work {
+    Op(Op),
+    /// A model client is not an `Op` (ops are plain data a frontend could
+    /// send as JSON), so a switch takes this side door into the same queue.
+    SwitchModel(ModelSwitch),
+}
+
+/// Hands a new model to a running session. The switch waits behind work
+/// already queued (a running turn finishes with the model it started with)
+/// and applies to everything after it.
+#[derive(Clone)]
+pub struct ModelSwitcher {
+    work: UnboundedSender<Work>,
+}
+
+impl ModelSwitcher {
+    /// False when the session has ended.
+    pub fn switch(&self, switch: ModelSwitch) -> bool {
+        self.work.send(Work::SwitchModel(switch)).is_ok()
+    }
 }
 
 /// Runs `session` until `Op::Shutdown` or until every op sender is dropped.
@@ -28,7 +53,10 @@ pub fn spawn_session(
     let session_id = session.id().to_owned();
     let events = session.events.clone();
     let (ops_tx, mut ops_rx) = unbounded_channel::<Op>();
-    let (work_tx, work_rx) = unbounded_channel::<Op>();
+    let (work_tx, work_rx) = unbounded_channel::<Work>();
+    let models = ModelSwitcher {
+        work: work_tx.clone(),
+    };
     let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
 
     let router_current = Arc::clone(&current);
@@ -43,11 +71,11 @@ pub fn spawn_session(
                 }
                 Op::Shutdown => {
                     lock(&router_current).cancel();
-                    let _ = work_tx.send(Op::Shutdown);
+                    let _ = work_tx.send(Work::Op(Op::Shutdown));
                     break;
                 }
                 other => {
-                    let _ = work_tx.send(other);
+                    let _ = work_tx.send(Work::Op(other));
                 }
             }
         }
@@ -57,16 +85,24 @@ pub fn spawn_session(
         ops: ops_tx,
         events: events_rx,
         session_id,
+        models,
     }
 }
 
 async fn work_loop(
     mut session: Session,
-    mut work: UnboundedReceiver<Op>,
+    mut work: UnboundedReceiver<Work>,
     current: Arc<Mutex<CancellationToken>>,
     events: EventSink,
 ) {
-    while let Some(op) = work.recv().await {
+    while let Some(item) = work.recv().await {
+        let op = match item {
+            Work::Op(op) => op,
+            Work::SwitchModel(switch) => {
+                session.switch_model(switch);
+                continue;
+            }
+        };
         let token = CancellationToken::new();
         *lock(&current) = token.clone();
         match op {

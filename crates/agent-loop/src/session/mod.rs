@@ -28,7 +28,7 @@ use crate::{Error, Result};
 
 pub use approver::ChannelApprover;
 pub use events::EventSink;
-pub use handle::{SessionHandle, spawn_session};
+pub use handle::{ModelSwitcher, SessionHandle, spawn_session};
 pub use mcp::start_mcp_servers;
 pub use turn::TurnOutcome;
 
@@ -88,6 +88,14 @@ impl SessionOptions {
             context_window,
         }
     }
+}
+
+/// Another model for a running session's following requests (`/model`).
+pub struct ModelSwitch {
+    pub model: String,
+    pub client: Arc<dyn ModelClient>,
+    /// The new model's window, as [`SessionOptions::context_window`].
+    pub context_window: Option<u64>,
 }
 
 /// A live session. Not shared between tasks: the handle owns it.
@@ -159,6 +167,9 @@ impl Session {
                         )),
                         None => None,
                     };
+                    if stored.meta.model != options.model {
+                        record_model(&store, &stored.meta.id, &options.model);
+                    }
                     let history = stored.chat_messages();
                     let (head, first_seq) = stored.resume_point();
                     let head_len = head.len();
@@ -195,7 +206,17 @@ impl Session {
                         toolsets,
                         system_message: options.system_message.clone(),
                     };
-                    let (prompt, warnings) = prompt_builder::build_system_prompt(&inputs, &skills);
+                    // The usage records are read once, here: the index they
+                    // order stays as it is for the whole session.
+                    let index_options = prompt_builder::IndexOptions::from_inputs(&inputs)
+                        .with_uses(
+                            crate::skill_usage::use_counts(&store)
+                                .inspect_err(|e| tracing::debug!(error = %e, "skill usage not read for the index"))
+                                .unwrap_or_default(),
+                        );
+                    let index = prompt_builder::render_skills_index(&skills, &index_options);
+                    let (prompt, warnings) =
+                        prompt_builder::build_system_prompt_with_index(&inputs, index);
                     for warning in warnings {
                         tracing::warn!(%warning, "system prompt");
                     }
@@ -283,6 +304,38 @@ impl Session {
         &self.ctx
     }
 
+    /// The model name the next request sends.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Sends the following requests (turns, compactions, reviews) to another
+    /// model. The system prompt and the tool list stay byte for byte what
+    /// they were: the conversation goes on, only the model that continues it
+    /// changes (the prompt still names the model the session started with).
+    /// The provider's prompt cache belongs to the old model, so the next
+    /// request pays for the whole prefix again.
+    ///
+    /// The context budget is recomputed for the new model's window: a smaller
+    /// window means the next turn's check may compact the history at once
+    /// (with the new model writing the summary), and a larger one simply
+    /// leaves more room. The provider's last token count and its calibration
+    /// are dropped, since another model's tokenizer counts differently; the
+    /// next estimate starts from characters again until a usage report
+    /// arrives.
+    ///
+    /// The stored session records the new model too, so `knack sessions
+    /// list` and the resume picker name the model in use.
+    pub fn switch_model(&mut self, switch: ModelSwitch) {
+        record_model(&self.store, &self.id, &switch.model);
+        self.budget =
+            compact::budget_for(switch.context_window, &switch.model, self.budget.compact_at);
+        self.model = switch.model;
+        self.client = switch.client;
+        self.last_count = None;
+        self.calibration = 1.0;
+    }
+
     /// Qualified ids of the skills every surface shows right now.
     pub(crate) fn visible_catalog(&self) -> BTreeSet<String> {
         self.ctx
@@ -300,35 +353,21 @@ impl Session {
         let set = self.ctx.skills();
         let mut skills = Vec::new();
         for name in names {
-            match set.resolve(name) {
-                skill_core::Resolution::Found(skill) => skills.push(skill),
-                skill_core::Resolution::Ambiguous(c) => {
-                    return Err(Error::Session(format!(
-                        "-s {name} matches more than one skill; use one of: {}",
-                        c.iter()
-                            .map(|s| s.qualified_id())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )));
-                }
-                skill_core::Resolution::Gated(skill, _) => {
-                    return Err(Error::Session(format!(
-                        "-s {name}: skill '{}' is hidden on this machine (platform or skills.disabled)",
-                        skill.name
-                    )));
-                }
-                skill_core::Resolution::NotFound => {
-                    return Err(Error::Session(format!(
-                        "-s {name}: no such skill; `knack skills list` shows what is available"
-                    )));
-                }
-            }
+            let skill = crate::invocation::resolve_preload(&set, name)
+                .map_err(|e| Error::Session(e.to_string()))?;
+            skills.push(skill);
         }
         for skill in &skills {
             self.events.send(Event::SkillLoaded {
                 name: skill.name.clone(),
                 via: SkillLoadVia::Preload,
             });
+            crate::skill_usage::record(
+                &self.store,
+                &skill.qualified_id(),
+                &skill.name,
+                crate::skill_usage::UsageEvent::Use,
+            );
         }
         let invocation = Invocation {
             skills,
@@ -339,6 +378,7 @@ impl Session {
             InvocationVia::Preload,
             &self.id,
             &self.preprocess,
+            &self.ctx.home.env_file(),
         );
         let text = self.ctx.redactor.redact(&text).into_owned();
         self.preload_message = Some(ChatMessage::user(text));
@@ -368,5 +408,14 @@ impl Session {
         messages.extend(self.history.iter().cloned());
         messages.extend(extra.iter().cloned());
         messages
+    }
+}
+
+/// Stores the model a session now uses. A failed write only leaves the
+/// listings naming the older model, so it is logged rather than stopping the
+/// switch or the resume.
+fn record_model(store: &SessionStore, session_id: &str, model: &str) {
+    if let Err(e) = store.set_model(session_id, model) {
+        tracing::warn!(error = %e, session = %session_id, %model, "could not store the session's model");
     }
 }

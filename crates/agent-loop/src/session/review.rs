@@ -26,9 +26,18 @@ skill_manage: create a skill (prefer one umbrella skill per topic over many \
 small ones; its description is one line that says what it does and ends with \
 \"Use when ...\", since the skills index shows about 160 characters of it), \
 patch the skill you used, or add a file under its references/. You may only \
-change skills the agent created, and you must view a skill with skill_view \
-before changing it. If nothing here is worth keeping, make no calls and reply \
-\"Nothing worth saving.\" Finish with one short sentence on what you saved.";
+change skills the agent created and the user has not pinned, and you must view \
+a skill with skill_view before changing it.\n\n\
+Keep the library tidy as you go. When two or more agent-created skills in the \
+same category overlap (similar names or descriptions, the same procedure told \
+twice), merge them into one umbrella skill: view each of them, patch the one \
+that should remain (or create a new umbrella) so it holds everything useful \
+from the others, then delete each absorbed skill with absorbed_into set to the \
+umbrella's name. A delete of yours archives the skill (the user can restore \
+it), and it is refused without absorbed_into. Never delete a skill only \
+because it looks old or unused: stale skills are the user's to retire.\n\n\
+If nothing here is worth keeping, make no calls and reply \"Nothing worth \
+saving.\" Finish with one short sentence on what you saved or merged.";
 
 impl Session {
     /// Whether the last turn earned a review (enough tool calls since the

@@ -14,6 +14,7 @@ use crate::invocation::{InvocationVia, parse_invocation, render_invocation};
 use crate::model::{
     ChatMessage, ChatRequest, Completion, RequestPurpose, StreamUpdate, ToolCall, Usage,
 };
+use crate::skill_usage::{self, TurnUses, UsageEvent};
 use crate::tools::ToolContext;
 use crate::{Error, Result};
 
@@ -34,7 +35,9 @@ impl Session {
     /// Runs one user turn to its end. Tool errors go back to the model; only a
     /// model or transport failure (after retries) is an `Err`.
     pub async fn run_turn(&mut self, text: &str, cancel: CancellationToken) -> Result<TurnOutcome> {
-        let user_message = self.user_message(text)?;
+        self.refresh_redactor();
+        let mut turn_uses = TurnUses::default();
+        let user_message = self.user_message(text, &mut turn_uses)?;
         self.ctx.cancel = cancel.clone();
         if self.history.is_empty()
             && let Some(title) = crate::session_store::title_from(text)
@@ -104,6 +107,9 @@ impl Session {
                 return Ok(self.interrupted());
             };
             for (call, content) in completion.tool_calls.iter().zip(results) {
+                for (id, name) in turn_uses.after_call(&call.function.name, &content) {
+                    skill_usage::record(&self.store, &id, &name, UsageEvent::Use);
+                }
                 self.record(ChatMessage::tool_result(call.id.clone(), content))?;
             }
             self.count_tool_calls(&completion.tool_calls);
@@ -152,8 +158,9 @@ impl Session {
         TurnOutcome::Interrupted
     }
 
-    /// The text the user typed, or the invocation message for `/skill` lines.
-    fn user_message(&self, text: &str) -> Result<String> {
+    /// The text the user typed, or the invocation message for `/skill` lines
+    /// (each invoked skill counts as used).
+    fn user_message(&self, text: &str, uses: &mut TurnUses) -> Result<String> {
         let set = self.ctx.skills();
         match parse_invocation(text, &set) {
             Ok(None) => Ok(text.to_owned()),
@@ -163,16 +170,33 @@ impl Session {
                         name: skill.name.clone(),
                         via: SkillLoadVia::Slash,
                     });
+                    let id = skill.qualified_id();
+                    if uses.invoked(&id) {
+                        skill_usage::record(&self.store, &id, &skill.name, UsageEvent::Use);
+                    }
                 }
                 Ok(render_invocation(
                     &invocation,
                     InvocationVia::Slash,
                     &self.id,
                     &self.preprocess,
+                    &self.ctx.home.env_file(),
                 ))
             }
             Err(e) => Err(Error::Session(e.to_string())),
         }
+    }
+
+    /// A secret saved since the last turn (the TUI's masked prompt writes
+    /// `.env`) is redacted from this turn on; rebuilding costs a small file
+    /// read, nothing next to a model request.
+    fn refresh_redactor(&mut self) {
+        let skills = self.ctx.skills();
+        self.ctx.redactor = std::sync::Arc::new(crate::secrets::Redactor::for_session(
+            &self.ctx.home,
+            &self.ctx.config,
+            &skills,
+        ));
     }
 
     pub(crate) fn count_tool_calls(&mut self, calls: &[ToolCall]) {
@@ -364,7 +388,7 @@ async fn run_call(
     let content = reply.content();
     session.events.send(Event::ToolCallOutput {
         call_id: call.id.clone(),
-        output: preview(&content),
+        output: crate::tool_preview::preview(&content),
     });
     session.events.send(Event::ToolCallEnd {
         call_id: call.id.clone(),
@@ -390,13 +414,5 @@ fn interrupted_answer(streamed: &str) -> String {
         INTERRUPTED_MARKER.to_owned()
     } else {
         format!("{streamed}\n\n{INTERRUPTED_MARKER}")
-    }
-}
-
-fn preview(content: &str) -> String {
-    const MAX: usize = 2000;
-    match content.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &content[..at]),
-        None => content.to_owned(),
     }
 }

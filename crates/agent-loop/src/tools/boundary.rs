@@ -204,8 +204,14 @@ pub fn file_gate(ctx: &ToolContext, raw: &str, access: FileAccess) -> (PathBuf, 
 /// Whether `path` (resolved) is one of knack's key files: `.env`, `*.key`,
 /// `*.pem` beneath the home. No file tool reads them.
 pub fn is_secret_file(ctx: &ToolContext, path: &Path) -> bool {
+    is_secret_path(ctx.home.root(), path)
+}
+
+/// [`is_secret_file`] for callers without a tool context (an `@file`
+/// mention is checked before any session exists): `home` is knack's home.
+pub fn is_secret_path(home: &Path, path: &Path) -> bool {
     let path = resolve_existing_prefix(path);
-    let home = resolve_existing_prefix(ctx.home.root());
+    let home = resolve_existing_prefix(home);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

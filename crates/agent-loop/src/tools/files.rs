@@ -89,7 +89,7 @@ fn read_lines(
         ));
     }
     let bytes = fs::read(path).map_err(|e| io_error("cannot read", path, &e))?;
-    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+    if looks_binary(&bytes) {
         return Err(ToolError::model(format!(
             "{} looks like a binary file ({} bytes); read_file shows text only.",
             path.display(),
@@ -433,9 +433,15 @@ fn search(
 /// Peeks at the start of a file for a NUL byte without consuming it.
 fn is_binary(reader: &mut BufReader<fs::File>) -> bool {
     match reader.fill_buf() {
-        Ok(buf) => buf[..buf.len().min(BINARY_SNIFF_BYTES)].contains(&0),
+        Ok(buf) => looks_binary(buf),
         Err(_) => true,
     }
+}
+
+/// The one rule for "binary": a NUL byte near the start. `read_file`,
+/// `search_files` and `@file` mentions all use it.
+pub(crate) fn looks_binary(start: &[u8]) -> bool {
+    start[..start.len().min(BINARY_SNIFF_BYTES)].contains(&0)
 }
 
 /// Paths under the working directory are shown relative to it.

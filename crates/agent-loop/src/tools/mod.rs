@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 pub use approval::{ApprovalDecision, ApprovalFuture, Approver, AutoApprove, AutoDeny};
 pub(crate) use context::lock;
 pub use context::{CatalogChanges, CatalogDelta, SkillWriteMode, ToolContext};
+pub(crate) use files::looks_binary;
 pub use mcp::{McpTool, mcp_tools};
 pub use memory::{MEMORY_ENTRY_DELIMITER, MemoryTarget};
 pub use registry::{REVIEW_TOOLS, TOOLSETS, ToolRegistry, ToolRegistryBuilder, ToolReply};

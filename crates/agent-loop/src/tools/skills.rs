@@ -13,6 +13,7 @@ use skill_core::{Actor, ManageContext, PreprocessOptions, Resolution, ViewContex
 use super::context::SkillWriteMode;
 use super::schema::simplify_schema;
 use super::{Tool, ToolContext, ToolError, ToolFuture, Toolset, parse_args};
+use crate::skill_usage::{self, UsageEvent};
 
 fn description_of(name: &str) -> &'static str {
     tool_spec(name).map_or("", |spec| spec.description)
@@ -83,6 +84,17 @@ impl Tool for SkillView {
                 ctx.mark_viewed(names);
                 if let Resolution::Found(skill) = set.resolve(&args.name) {
                     ctx.mark_viewed_path(viewed_path(skill, args.file_path.as_deref()));
+                    // Only the model's own reading counts: the review reads
+                    // to maintain, a person with `knack tool call` to look.
+                    if ctx.write_mode == SkillWriteMode::Foreground {
+                        skill_usage::record_in(
+                            ctx.sessions.as_ref(),
+                            &ctx.home,
+                            &skill.qualified_id(),
+                            &skill.name,
+                            UsageEvent::View,
+                        );
+                    }
                 }
             }
             Ok(result)
@@ -136,6 +148,7 @@ impl Tool for SkillManage {
                 // The write changed the tree under the cache's feet; mtimes of the
                 // same second may not show it, so forget the cached set outright.
                 ctx.discovery.invalidate();
+                record_write(ctx, action.as_deref(), &name, &result);
                 // Only create and delete change the catalog (renames are refused);
                 // the turn loop re-reads the catalog when told something changed.
                 match action.as_deref() {
@@ -147,4 +160,23 @@ impl Tool for SkillManage {
             Ok(result)
         })
     }
+}
+
+/// Keeps the usage record of a successful write: who created the skill,
+/// and every change to an existing one as a patch by its actor.
+fn record_write(ctx: &ToolContext, action: Option<&str>, name: &str, result: &Value) {
+    let Some(qualified_id) = result.get("qualified_id").and_then(Value::as_str) else {
+        return;
+    };
+    let actor = match ctx.write_mode {
+        SkillWriteMode::Foreground => Actor::Agent,
+        SkillWriteMode::User => Actor::User,
+        SkillWriteMode::Review => Actor::Review,
+    };
+    let event = match action {
+        Some("create") => UsageEvent::Created(actor),
+        Some("edit" | "patch" | "write_file" | "remove_file") => UsageEvent::Patch(actor),
+        _ => return,
+    };
+    skill_usage::record_in(ctx.sessions.as_ref(), &ctx.home, qualified_id, name, event);
 }

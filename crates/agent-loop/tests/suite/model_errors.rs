@@ -15,29 +15,37 @@ fn closed_port() -> u16 {
 }
 
 #[tokio::test]
-async fn connection_refused_names_host_and_port_and_is_retried() {
+async fn a_refused_local_connection_names_the_url_and_is_retried_only_once() {
     let port = closed_port();
     let base_url = format!("http://127.0.0.1:{port}/v1");
-    let (result, updates) = run(&client(&base_url, 1), &request()).await;
+    // Four retries allowed; a server that is not there gets one.
+    let mut settings = settings(&base_url, 4);
+    settings.base_url_setting = Some("KNACK_BASE_URL".into());
+    let client = ChatCompletionsClient::new(settings).unwrap();
+    let (result, updates) = run(&client, &request()).await;
 
     let err = result.unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains(&format!(
-            "could not connect to 127.0.0.1:{port} — is the server running?"
+            "nothing is listening at {base_url} (connection refused)"
         )),
+        "{text}"
+    );
+    assert!(
+        text.contains("start the model server") && text.contains("KNACK_BASE_URL"),
         "{text}"
     );
     assert!(text.starts_with("gave up after 2 attempts"), "{text}");
     assert_eq!(retries(&updates).len(), 1);
     assert_eq!(
         retries(&updates)[0].2,
-        format!("could not connect to 127.0.0.1:{port}")
+        format!("nothing is listening at {base_url}")
     );
 }
 
 #[tokio::test]
-async fn without_retries_the_connect_error_is_returned_as_is() {
+async fn without_retries_the_refusal_is_returned_as_is() {
     let port = closed_port();
     let (result, updates) = run(
         &client(&format!("http://127.0.0.1:{port}/v1"), 0),
@@ -45,7 +53,7 @@ async fn without_retries_the_connect_error_is_returned_as_is() {
     )
     .await;
     let err = result.unwrap_err();
-    assert!(matches!(err, ModelError::Connect { .. }), "{err}");
+    assert!(matches!(err, ModelError::LocalServerDown { .. }), "{err}");
     assert!(err.is_retryable());
     assert!(updates.is_empty());
 }

@@ -26,7 +26,7 @@ fn an_empty_database_is_migrated_and_reopening_is_harmless() {
     let dir = tempfile::tempdir().unwrap();
     let home = KnackHome::at(dir.path().join("home"));
     let store = SessionStore::open(&home).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     assert!(home.state_db().exists());
     let id = store.create_session(&new_session("m")).unwrap();
     assert_eq!(store.load_session(&id).unwrap().meta.catalog, None);
@@ -35,7 +35,7 @@ fn an_empty_database_is_migrated_and_reopening_is_harmless() {
         .unwrap();
     drop(store);
     let again = SessionStore::open(&home).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 4);
+    assert_eq!(again.schema_version().unwrap(), 5);
     assert_eq!(
         again.load_session(&id).unwrap().meta.catalog,
         Some(vec!["user:a".to_owned(), "user:b/c".to_owned()])
@@ -301,15 +301,46 @@ fn a_version_3_database_gains_the_usage_table_and_keeps_its_sessions() {
     drop(store);
     // Step back to what the previous build left: no usage table, version 3.
     let conn = rusqlite::Connection::open(home.state_db()).unwrap();
-    conn.execute_batch("DROP TABLE request_usage; PRAGMA user_version = 3;")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE request_usage; DROP TABLE skill_usage; DROP TABLE skill_patches;
+         PRAGMA user_version = 3;",
+    )
+    .unwrap();
     drop(conn);
     let store = SessionStore::open(&home).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     let stored = store.load_session(&id).unwrap();
     assert_eq!(stored.messages.len(), 1);
     assert_eq!(stored.usage.requests, 0);
     assert_eq!(stored.usage.cost_usd, None);
+}
+
+#[test]
+fn a_version_4_database_gains_the_skill_usage_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = KnackHome::at(dir.path());
+    let store = SessionStore::open(&home).unwrap();
+    let id = store.create_session(&new_session("m")).unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(home.state_db()).unwrap();
+    conn.execute_batch(
+        "DROP TABLE skill_usage; DROP TABLE skill_patches; PRAGMA user_version = 4;",
+    )
+    .unwrap();
+    drop(conn);
+    let store = SessionStore::open(&home).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 5);
+    assert!(store.load_session(&id).is_ok());
+    agent_loop::skill_usage::record(
+        &store,
+        "user:a",
+        "a",
+        agent_loop::skill_usage::UsageEvent::Use,
+    );
+    assert_eq!(
+        agent_loop::skill_usage::load(&store).unwrap()["user:a"].uses,
+        1
+    );
 }
 
 #[tokio::test]

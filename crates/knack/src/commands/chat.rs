@@ -2,6 +2,7 @@
 //! and runs the TUI, reconnecting when the user asks for `/new` or `/resume`.
 
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 
@@ -22,7 +23,8 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
         ));
     }
     let ctx = Context::load()?;
-    // An unknown id is a usage error before the terminal is taken over.
+    // An unknown id or skill is a usage error before the terminal is taken over.
+    super::run::check_preloads(&ctx, &args.skills)?;
     let args = ChatArgs {
         resume: match &args.resume {
             Some(id) => Some(super::run::resolve_session(&ctx, id)?),
@@ -37,21 +39,37 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
     runtime.block_on(chat(ctx, args))
 }
 
+/// Exit code when the user cancels before the session starts (CONTRACT.md: interrupted).
+const CANCELLED: u8 = 130;
+
 async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
-    let model = args.model;
+    let ctx = Arc::new(ctx);
+    // `/model` changes these; the next session (`/new`, `/resume`) keeps them.
+    let model = Arc::new(Mutex::new(args.model));
+    let current = |model: &Mutex<crate::commands::model::ModelFlags>| match model.lock() {
+        Ok(flags) => flags.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
     let mut options = ChatOptions {
         resume: args.resume,
         preload: args.skills,
-        model: model.clone(),
+        model: current(&model),
     };
+    // A preload is rendered once, as the session starts: its secrets come first.
+    if !tui::secret_prompt::ask_for_preloads(&ctx.home, ctx.discovery_options(), &options.preload)
+        .await?
+    {
+        eprintln!("knack: cancelled; no session was started");
+        return Ok(CANCELLED);
+    }
     let mut skills = SkillCatalog::new(ctx.discovery_options());
     loop {
         let (conn, info) = tui::connect_agent(&ctx, &options).await?;
-        match tui::run_tui(conn, info, &mut skills, &ctx.home).await? {
+        match tui::run_tui(conn, info, &mut skills, &ctx, &model).await? {
             TuiExit::Quit => return Ok(exit::OK),
             TuiExit::NewSession => {
                 options = ChatOptions {
-                    model: model.clone(),
+                    model: current(&model),
                     ..ChatOptions::default()
                 }
             }
@@ -59,7 +77,7 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
                 options = ChatOptions {
                     resume: Some(id),
                     preload: Vec::new(),
-                    model: model.clone(),
+                    model: current(&model),
                 }
             }
         }

@@ -19,6 +19,12 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     let home_mode = std::fs::metadata(ctx.home.root())
         .map(|m| m.permissions().mode() & 0o777)
         .ok();
+    // No state.db yet means nothing recorded, not a problem.
+    let usage = ctx
+        .home
+        .state_db()
+        .exists()
+        .then(|| agent_loop::skill_usage::check(&ctx.home));
     let sandbox_active =
         agent.sandbox != knack_config::SandboxMode::FullAccess && support.filesystem;
     if args.json {
@@ -40,6 +46,11 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
                 },
                 "approval": agent.approval.name(),
                 "yolo": agent.yolo,
+                "skill_usage": match &usage {
+                    None => json!({"ok": true, "records": 0}),
+                    Some(Ok(n)) => json!({"ok": true, "records": n}),
+                    Some(Err(e)) => json!({"ok": false, "error": e}),
+                },
             })
         );
         return Ok(0);
@@ -80,5 +91,15 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
             ""
         }
     );
+    match &usage {
+        None => println!("usage     no skill usage recorded yet"),
+        Some(Ok(n)) => println!("usage     {n} skill(s) with usage records"),
+        Some(Err(e)) => {
+            println!("usage     the skill usage records in state.db cannot be read: {e}");
+            println!(
+                "          commands keep working: stats show zero counts and new uses are not counted until the table is readable again"
+            );
+        }
+    }
     Ok(0)
 }

@@ -57,8 +57,16 @@ fn history_error(
     err: skill_core::Error,
 ) -> anyhow::Error {
     let recorded = history::skill_history_dir(&ctx.home, key).is_dir();
+    let text = err.to_string();
+    // No live skill and no history answer to the name: most likely a typo.
+    if skill_dir.is_none() && text.starts_with("no history for") {
+        return exit::failed(format!(
+            "no history for '{name}': no skill has that name, now or before; {}",
+            crate::suggest::skill_hint(&ctx.discover(), name)
+        ));
+    }
     let Some(dir) = skill_dir.filter(|_| !recorded) else {
-        return exit::failed(err.to_string());
+        return exit::failed(text);
     };
     let origin = match provenance(dir).created_by.as_str() {
         "hub" => format!(
@@ -70,8 +78,8 @@ fn history_error(
         _ => "it was written outside knack's skill tools".to_owned(),
     };
     exit::failed(format!(
-        "'{name}' has no recorded versions yet: {origin}. Versions are kept for every change \
-made through skill_manage; the first such change starts its history."
+        "'{name}' has no recorded versions yet: {origin}. knack keeps a version for every \
+change made through its skill tools (as the agent makes them); the first one starts its history."
     ))
 }
 

@@ -7,8 +7,8 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use skill_guard::{PolicyDecision, Verdict};
 use skill_hub::{
-    AuditResult, CheckStatus, Hub, InstallOptions, SearchOutcome, SkillMeta, Staged, Taps,
-    UpdateOutcome,
+    AuditResult, CheckStatus, Hub, InstallOptions, Member, SearchOutcome, SkillMeta, Staged,
+    StagedMember, Taps, UpdateOutcome,
 };
 
 use crate::cli::{
@@ -300,24 +300,60 @@ async fn install(hub: &Hub, args: HubInstallArgs) -> anyhow::Result<u8> {
     let opts = InstallOptions {
         category: args.category.clone(),
         force: args.force,
+        accept_dangerous: args.accept_dangerous,
     };
-    let staged = hub
-        .stage_for_install(&args.id, &opts)
-        .await
-        .map_err(hub_error)?;
+    if args.all {
+        return install_all(hub, &args, &opts).await;
+    }
+    let staged = match hub.stage_for_install(&args.id, &opts).await {
+        Ok(staged) => staged,
+        Err(skill_hub::Error::Collection {
+            identifier,
+            members,
+        }) => {
+            print_members(&members);
+            return Err(exit::failed(format!(
+                "{identifier} holds {} skills; install one with the identifier listed above, or all of them with `knack skills install {} --all`",
+                members.len(),
+                args.id
+            )));
+        }
+        Err(e) => return Err(hub_error(e)),
+    };
     print_staged(&staged);
-    let question = format!(
-        "Install {} into skills/{}? A skill can change how the agent behaves.",
-        staged.name,
-        staged.install_path()
-    );
+    if staged.dangerous_accepted {
+        println!(
+            "  policy      a {} skill that scans dangerous is refused; --accept-dangerous lifts that for this install, and the audit log keeps the findings",
+            staged.trust
+        );
+    }
+    let question = if staged.dangerous_accepted {
+        format!(
+            "{} scans DANGEROUS (findings above). Install it into skills/{} anyway?",
+            staged.name,
+            staged.install_path()
+        )
+    } else {
+        format!(
+            "Install {} into skills/{}? A skill can change how the agent behaves.",
+            staged.name,
+            staged.install_path()
+        )
+    };
+    // A dangerous skill from a source the user named can still be accepted
+    // by hand; the refusal says how (a name found by search cannot).
+    let acceptable = staged.report.verdict == Verdict::Dangerous
+        && !args.accept_dangerous
+        && hub.accepts_dangerous_from(&args.id).is_ok();
+    let identifier = staged.identifier.clone();
     let installed = hub
         .install(staged, |_| confirm(&question, args.yes))
         .map_err(|e| match e {
-            skill_hub::Error::Blocked { reason } => {
-                exit::failed(format!("install refused: {reason}"))
-            }
-            other => hub_error(other),
+            skill_hub::Error::Blocked { reason } if acceptable => exit::failed(format!(
+                "install refused: {reason}; {}",
+                accept_dangerous_hint(&identifier)
+            )),
+            other => install_error(other),
         })?;
     println!(
         "Installed {} → {} ({}, {})",
@@ -329,8 +365,178 @@ async fn install(hub: &Hub, args: HubInstallArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+/// How to accept a skill refused for its dangerous scan, after reading its findings.
+fn accept_dangerous_hint(identifier: &str) -> String {
+    format!(
+        "to accept it after reading its findings, install it on its own: `knack skills install {identifier} --accept-dangerous`"
+    )
+}
+
+fn install_error(e: skill_hub::Error) -> anyhow::Error {
+    match e {
+        skill_hub::Error::Blocked { reason } => exit::failed(format!("install refused: {reason}")),
+        other => hub_error(other),
+    }
+}
+
+/// The skills of a collection, each with what installs it alone.
+fn print_members(members: &[Member]) {
+    let rows: Vec<Vec<String>> = members
+        .iter()
+        .map(|m| {
+            vec![
+                m.name.clone(),
+                m.identifier
+                    .clone()
+                    .unwrap_or_else(|| format!("{} (inside the archive)", m.path)),
+                ellipsize(&m.description, 60),
+            ]
+        })
+        .collect();
+    print_table(&["NAME", "INSTALL WITH", "DESCRIPTION"], &rows);
+    println!();
+}
+
+/// What `install --all` did with one skill of the collection.
+enum MemberOutcome {
+    Installed,
+    /// Already installed from this very identifier: nothing to do.
+    AlreadyInstalled,
+    /// Not installed; the reason was printed when it happened.
+    Skipped,
+}
+
+/// `install ID --all`: every skill of the collection through the same
+/// quarantine, scan, policy and lock as a single install, with one
+/// confirmation for all. Each install is atomic on its own; one that fails
+/// leaves the others as they are.
+async fn install_all(
+    hub: &Hub,
+    args: &HubInstallArgs,
+    opts: &InstallOptions,
+) -> anyhow::Result<u8> {
+    let members = hub
+        .stage_collection(&args.id, opts)
+        .await
+        .map_err(hub_error)?;
+    let lock = hub.lock();
+    let total = members.len();
+    println!("{} holds {total} skill(s):", bold(&args.id));
+    let mut ready = Vec::new();
+    let mut outcomes: Vec<(String, MemberOutcome)> = Vec::new();
+    for StagedMember { member, staged } in members {
+        let staged = match staged {
+            Ok(staged) => staged,
+            Err(e) => {
+                println!("  {} {} — {e}", dim("skip "), bold(&member.name));
+                outcomes.push((member.name, MemberOutcome::Skipped));
+                continue;
+            }
+        };
+        let name = staged.name.clone();
+        let same_source = lock
+            .installed
+            .get(&name)
+            .is_some_and(|e| e.identifier == staged.identifier);
+        if same_source {
+            println!("  {} {}", dim("have "), bold(&name));
+            outcomes.push((name, MemberOutcome::AlreadyInstalled));
+        } else if staged.decision.is_allowed() {
+            println!(
+                "  {} {} — scan {}, into skills/{}",
+                dim("ready"),
+                bold(&name),
+                staged.report.verdict.as_str(),
+                staged.install_path()
+            );
+            ready.push(staged);
+        } else {
+            // Through `install` like a single refusal, so it is logged the same way.
+            let dangerous = staged.report.verdict == Verdict::Dangerous;
+            let identifier = staged.identifier.clone();
+            let declined = || {
+                Err(skill_hub::Error::Declined(
+                    "a refused skill is never installed".into(),
+                ))
+            };
+            let why = match hub.install(staged, |_| declined()) {
+                Err(skill_hub::Error::Blocked { reason }) if dangerous => format!(
+                    "install refused: {reason}; {}",
+                    accept_dangerous_hint(&identifier)
+                ),
+                Err(skill_hub::Error::Blocked { reason }) => format!("install refused: {reason}"),
+                Err(e) => e.to_string(),
+                Ok(_) => "refused by the policy".to_owned(),
+            };
+            println!("  {} {} — {why}", dim("skip "), bold(&name));
+            outcomes.push((name, MemberOutcome::Skipped));
+        }
+    }
+    if !ready.is_empty() {
+        let question = format!(
+            "Install {} skill(s) into skills/? Skills can change how the agent behaves.",
+            ready.len()
+        );
+        confirm(&question, args.yes).map_err(hub_error)?;
+    }
+    for staged in ready {
+        let name = staged.name.clone();
+        let outcome = match hub.install(staged, |_| Ok(())) {
+            Ok(installed) => {
+                println!(
+                    "Installed {} → {} ({}, {})",
+                    bold(&installed.name),
+                    installed.path.display(),
+                    installed.entry.trust_level,
+                    installed.entry.scan_verdict
+                );
+                MemberOutcome::Installed
+            }
+            Err(e) => {
+                println!("Not installed {}: {e}", bold(&name));
+                MemberOutcome::Skipped
+            }
+        };
+        outcomes.push((name, outcome));
+    }
+    let count = |f: fn(&MemberOutcome) -> bool| outcomes.iter().filter(|(_, o)| f(o)).count();
+    let installed = count(|o| matches!(o, MemberOutcome::Installed));
+    let already = count(|o| matches!(o, MemberOutcome::AlreadyInstalled));
+    let skipped: Vec<&str> = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, MemberOutcome::Skipped))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    println!();
+    println!(
+        "{installed} installed, {already} already installed, {} skipped (of {total}).",
+        skipped.len()
+    );
+    if !skipped.is_empty() {
+        println!(
+            "Skipped: {}. Each skill is installed on its own, so the installed ones are complete and the skipped ones left nothing behind.",
+            skipped.join(", ")
+        );
+    }
+    Ok(if skipped.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILED
+    })
+}
+
 fn uninstall(hub: &Hub, args: HubUninstallArgs) -> anyhow::Result<u8> {
-    let entry = hub.installed(&args.name).map_err(hub_error)?;
+    let entry = hub.installed(&args.name).map_err(|e| match e {
+        // A typo of a name the hub did install: say which.
+        skill_hub::Error::NotInstalled(message) => {
+            let lock = hub.lock();
+            match crate::suggest::closest(&args.name, lock.installed.keys().map(String::as_str)) {
+                Some(name) => exit::failed(format!("{message}; did you mean '{name}'?")),
+                None => exit::failed(message),
+            }
+        }
+        other => hub_error(other),
+    })?;
     confirm(
         &format!("Remove {} (skills/{})?", args.name, entry.install_path),
         args.yes,

@@ -90,12 +90,39 @@ pub fn resolve_settings(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<Res
             .and_then(|(_, profile)| profile.context_window)
             .or(cfg.context_window),
     };
+    // With a known window the default cap never asks for more than the
+    // session leaves free; a guessed window is not reason enough to cut it.
+    let (window, guessed) = agent_loop::compaction::effective_window(
+        context_window,
+        model.as_deref().unwrap_or_default(),
+    );
+    if settings.max_output_tokens.is_none() && !guessed {
+        settings.max_output_tokens = Some(
+            settings
+                .output_cap()
+                .min(answer_room(window, ctx.config.context.compact_at)),
+        );
+    }
     Ok(Resolution {
         provider: provider.map(|(name, _)| name.to_owned()),
         model,
         settings,
         context_window,
     })
+}
+
+/// The tokens a reply can have without the request outgrowing the window:
+/// what the session leaves free above its compaction threshold. A server
+/// that checks prompt + limit against the window (vLLM) would refuse a
+/// larger limit for a small model.
+fn answer_room(window: usize, compact_at: f64) -> u32 {
+    let budget = agent_loop::compaction::ContextBudget {
+        window,
+        reserve_output: (window / 8).min(8_192),
+        compact_at,
+    };
+    let room = window.saturating_sub(budget.threshold()).max(1);
+    u32::try_from(room).unwrap_or(u32::MAX)
 }
 
 /// `--provider`, else `model.provider`, else none (environment only).
@@ -186,12 +213,23 @@ export {variable}=… or add it to $KNACK_HOME/.env"
         None => env.lookup("KNACK_API_KEY"),
     };
     let mut settings = ClientSettings::new(base_url).with_wire(profile.wire);
+    settings.base_url_setting = Some(if profile.base_url.is_some() {
+        format!("providers.{name}.base_url")
+    } else {
+        format!("providers.{name}.wire (its default URL)")
+    });
     settings.api_key = api_key;
     settings.headers = profile
         .headers
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // A limit of 0 asks for an empty reply, which every server refuses.
+    if profile.max_output_tokens == Some(0) {
+        return Err(config_error(format!(
+            "providers.{name}.max_output_tokens is 0, which leaves no room for a reply — set a limit such as 4096, or remove the key for the default"
+        )));
+    }
     settings.max_output_tokens = profile.max_output_tokens;
     settings.cache_ttl = profile.cache_ttl;
     settings.prompt_cache_key = profile.prompt_cache_key;
@@ -231,6 +269,7 @@ fn env_only_settings(ctx: &Context, env: &EnvFile) -> anyhow::Result<ClientSetti
         .lookup("KNACK_API_KEY")
         .or_else(|| env.lookup(&cfg.api_key_env));
     let mut settings = ClientSettings::new(base_url.trim()).with_wire(wire);
+    settings.base_url_setting = Some(key_name.to_owned());
     settings.api_key = api_key;
     Ok(settings)
 }
@@ -277,13 +316,23 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<u8> {
     }
 }
 
-/// `knack model list`: every provider profile, the one in use marked.
-fn list(json: bool) -> anyhow::Result<u8> {
-    let ctx = Context::load_unseeded()?;
+/// A provider profile as `knack model list` and the TUI's `/model` show it.
+pub struct ProfileSummary {
+    pub name: String,
+    pub wire: &'static str,
+    pub base_url: Option<String>,
+    /// The model `--provider NAME` would send.
+    pub model: Option<String>,
+    pub context_window: Option<u64>,
+    /// `model.provider` names it.
+    pub active: bool,
+}
+
+/// Every provider profile of the config, in name order.
+pub fn profiles(ctx: &Context) -> Vec<ProfileSummary> {
     let env = ctx.home.env_file();
     let active = ctx.config.model.provider.as_deref();
-    let rows: Vec<serde_json::Value> = ctx
-        .config
+    ctx.config
         .providers
         .iter()
         .map(|(name, profile)| {
@@ -291,18 +340,34 @@ fn list(json: bool) -> anyhow::Result<u8> {
                 provider: Some(name.clone()),
                 model: None,
             };
-            let model = pick_model(&ctx, &env, &flags, Some((name, profile)));
-            let base_url = profile
-                .base_url
-                .clone()
-                .or_else(|| default_base_url(profile.wire).map(str::to_owned));
+            ProfileSummary {
+                name: name.clone(),
+                wire: profile.wire.name(),
+                base_url: profile
+                    .base_url
+                    .clone()
+                    .or_else(|| default_base_url(profile.wire).map(str::to_owned)),
+                model: pick_model(ctx, &env, &flags, Some((name, profile))),
+                context_window: profile.context_window,
+                active: active == Some(name.as_str()),
+            }
+        })
+        .collect()
+}
+
+/// `knack model list`: every provider profile, the one in use marked.
+fn list(json: bool) -> anyhow::Result<u8> {
+    let ctx = Context::load_unseeded()?;
+    let rows: Vec<serde_json::Value> = profiles(&ctx)
+        .into_iter()
+        .map(|p| {
             json!({
-                "name": name,
-                "wire": profile.wire.name(),
-                "base_url": base_url,
-                "model": model,
-                "context_window": profile.context_window,
-                "active": active == Some(name.as_str()),
+                "name": p.name,
+                "wire": p.wire,
+                "base_url": p.base_url,
+                "model": p.model,
+                "context_window": p.context_window,
+                "active": p.active,
             })
         })
         .collect();
@@ -336,6 +401,17 @@ fn list(json: bool) -> anyhow::Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_output_cap_leaves_the_prompt_its_room() {
+        // Large windows: the default cap fits in what compaction leaves free.
+        assert!(answer_room(200_000, 0.8) >= agent_loop::model::DEFAULT_MAX_OUTPUT_TOKENS);
+        // A small local model: prompt (at most the threshold) plus reply fit the window.
+        let room = answer_room(8_192, 0.8);
+        assert_eq!(room, 8_192 - 6_553);
+        // The session's own reserve is the floor when compact_at is near 1.
+        assert_eq!(answer_room(8_192, 1.0), 1_024);
+    }
 
     #[test]
     fn urls_without_a_scheme_say_how_to_write_them() {

@@ -83,7 +83,10 @@ fn show(json: bool) -> anyhow::Result<u8> {
         tools: session_tools(&ctx, &toolsets)?,
         toolsets,
     };
-    let index = skills_index(&ctx, &IndexOptions::from_inputs(&inputs));
+    // Ordered by the same usage records a new session reads.
+    let options = IndexOptions::from_inputs(&inputs)
+        .with_uses(agent_loop::skill_usage::use_counts_in(&ctx.home));
+    let index = skills_index(&ctx, &options);
     let (prompt, warnings) = build_system_prompt_with_index(&inputs, index);
     for warning in &warnings {
         eprintln!("knack: warning: {warning}");

@@ -43,6 +43,12 @@ fn start(mut args: RunArgs) -> anyhow::Result<u8> {
     let choice = super::model::resolve(&ctx, &flags)?;
     // Mistakes the user can fix are refused before a session or a request exists.
     check_invocation(&ctx, &prompt)?;
+    check_preloads(&ctx, &args.skills)?;
+    super::skill_setup::report_missing(&ctx, &prompt, &args.skills);
+    // `@path` mentions attach their files now: a bad one is exit 2, no request.
+    let prompt = agent_loop::mentions::expand(&prompt, &ctx.cwd, ctx.home.root())
+        .map_err(|e| exit::usage(e.to_string()))?
+        .text;
     if let Some(id) = &args.resume {
         args.resume = Some(resolve_session(&ctx, id)?);
     }
@@ -102,6 +108,30 @@ fn check_invocation(ctx: &Context, prompt: &str) -> anyhow::Result<()> {
     })
 }
 
+/// `-s NAME` must name a skill: an unknown one is a usage error with the
+/// closest name, before anything starts (`knack chat` checks the same).
+pub(crate) fn check_preloads(ctx: &Context, names: &[String]) -> anyhow::Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    ctx.with_skills(|set| {
+        for name in names {
+            match agent_loop::invocation::resolve_preload(set, name) {
+                Ok(_) => {}
+                Err(agent_loop::invocation::PreloadError::NotFound { .. }) => {
+                    return Err(exit::usage(format!(
+                        "-s {name}: no skill by that name; {}",
+                        crate::suggest::skill_hint(set, name)
+                    )));
+                }
+                // An ambiguous or hidden skill is the user's to fix too.
+                Err(e) => return Err(exit::usage(e.to_string())),
+            }
+        }
+        Ok(())
+    })
+}
+
 /// The full id of the session `--resume` names (an id or a unique prefix);
 /// one that names no stored session is a usage error.
 pub(crate) fn resolve_session(ctx: &Context, id: &str) -> anyhow::Result<String> {
@@ -111,7 +141,7 @@ pub(crate) fn resolve_session(ctx: &Context, id: &str) -> anyhow::Result<String>
         Err(
             e
             @ (agent_loop::Error::SessionNotFound(_) | agent_loop::Error::SessionAmbiguous { .. }),
-        ) => Err(exit::usage(e.to_string())),
+        ) => Err(exit::usage(super::sessions::explain_unknown(&store, id, e))),
         Err(e) => Err(e.into()),
     }
 }
@@ -165,8 +195,16 @@ async fn run_async(
     let json = args.json;
     let printer = tokio::spawn(async move {
         let mut renderer = Renderer::for_terminal(json);
-        while let Some(event) = rx.recv().await {
-            renderer.render(&event);
+        let mut redraw = tokio::time::interval(crate::progress::REDRAW_EVERY);
+        redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                event = rx.recv() => match event {
+                    Some(event) => renderer.render(&event),
+                    None => break,
+                },
+                _ = redraw.tick(), if renderer.progress.is_some() => renderer.tick(),
+            }
         }
         renderer
     });
@@ -280,6 +318,12 @@ struct Renderer<O: Write, E: Write> {
     color: bool,
     out: O,
     err: E,
+    /// The self-overwriting status line, when stderr is a terminal.
+    progress: Option<crate::progress::Progress>,
+    /// The status line now on screen (cleared before anything else is printed).
+    progress_shown: Option<String>,
+    /// The terminal's width, for keeping the status line on one row.
+    width: fn() -> usize,
     /// The last message, held back until it is known to be the final one.
     answer: Option<String>,
     /// Streaming left the cursor after text without a newline.
@@ -290,12 +334,21 @@ struct Renderer<O: Write, E: Write> {
 
 impl Renderer<std::io::Stdout, std::io::Stderr> {
     fn for_terminal(json: bool) -> Self {
+        let stream = !json && std::io::stdout().is_terminal();
+        // Only a person at a terminal that understands the erase sequence
+        // gets the status line; logs and pipes never see its bytes.
+        let dumb = std::env::var_os("TERM").is_some_and(|term| term == "dumb");
+        let progress = (!json && !dumb && std::io::stderr().is_terminal())
+            .then(|| crate::progress::Progress::new(std::time::Instant::now(), stream));
         Self {
             json,
-            stream: !json && std::io::stdout().is_terminal(),
-            color: crate::output::color_enabled() && std::io::stderr().is_terminal(),
+            stream,
+            color: crate::output::stderr_color_enabled(),
             out: std::io::stdout(),
             err: std::io::stderr(),
+            progress,
+            progress_shown: None,
+            width: terminal_width,
             answer: None,
             mid_line: false,
             outputs: HashMap::new(),
@@ -303,8 +356,61 @@ impl Renderer<std::io::Stdout, std::io::Stderr> {
     }
 }
 
+/// The width of the terminal, or a safe guess when it cannot be read (or a
+/// pseudo-terminal reports none).
+fn terminal_width() -> usize {
+    match crossterm::terminal::size() {
+        Ok((columns, _)) if columns > 0 => usize::from(columns),
+        _ => 80,
+    }
+}
+
+/// Back to the start of the row, and erase it.
+const ERASE_LINE: &str = "\r\x1b[2K";
+
 impl<O: Write, E: Write> Renderer<O, E> {
+    /// Moves the spinner and redraws the status line (the timer's tick).
+    fn tick(&mut self) {
+        if let Some(progress) = &mut self.progress {
+            progress.tick();
+        }
+        self.draw_progress();
+    }
+
+    /// Puts the status line on screen, replacing the one there; nothing
+    /// while streamed text has left the cursor mid-line.
+    fn draw_progress(&mut self) {
+        let Some(progress) = &self.progress else {
+            return;
+        };
+        // One column short of the edge: a full row would wrap on some terminals.
+        let width = (self.width)().saturating_sub(1);
+        let line = match progress.line(std::time::Instant::now(), width) {
+            Some(line) if !self.mid_line => line,
+            _ => return self.clear_progress(),
+        };
+        if self.progress_shown.as_ref() == Some(&line) {
+            return;
+        }
+        let _ = if self.color {
+            write!(self.err, "{ERASE_LINE}\x1b[2m{line}\x1b[0m")
+        } else {
+            write!(self.err, "{ERASE_LINE}{line}")
+        };
+        let _ = self.err.flush();
+        self.progress_shown = Some(line);
+    }
+
+    /// Erases the status line, so what is printed next starts on a clean row.
+    fn clear_progress(&mut self) {
+        if self.progress_shown.take().is_some() {
+            let _ = write!(self.err, "{ERASE_LINE}");
+            let _ = self.err.flush();
+        }
+    }
+
     fn note(&mut self, text: &str) {
+        self.clear_progress();
         self.end_line();
         let _ = if self.color {
             writeln!(self.err, "\x1b[2m{text}\x1b[0m")
@@ -332,6 +438,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             return;
         }
+        if let Some(progress) = &mut self.progress {
+            progress.observe(event, std::time::Instant::now());
+        }
+        self.print(event);
+        self.draw_progress();
+    }
+
+    fn print(&mut self, event: &Event) {
         match event {
             Event::SessionStarted { session_id, model } => {
                 self.note(&format!("session {session_id} · {model}"))
@@ -344,6 +458,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 "history compacted to fit the context window: about {before_tokens} → {after_tokens} tokens"
             )),
             Event::AssistantDelta { text } if self.stream => {
+                self.clear_progress();
                 let _ = write!(self.out, "{text}");
                 let _ = self.out.flush();
                 self.mid_line = !text.ends_with('\n');
@@ -411,6 +526,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             } => self.note(&format!("{actor:?} {action} skill {name}").to_lowercase()),
             Event::Error { message } => {
                 self.flush_answer();
+                self.clear_progress();
                 self.end_line();
                 let _ = writeln!(self.err, "knack: {message}");
                 let _ = self.err.flush();
@@ -428,6 +544,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     fn flush_answer(&mut self) {
         if let Some(answer) = self.answer.take() {
+            self.clear_progress();
             let _ = writeln!(self.out, "{}", answer.trim_end());
             let _ = self.out.flush();
         }
@@ -435,6 +552,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     fn finish(&mut self) {
         self.flush_answer();
+        self.clear_progress();
         self.end_line();
     }
 }
@@ -460,6 +578,9 @@ mod tests {
             color: false,
             out: Vec::new(),
             err: Vec::new(),
+            progress: None,
+            progress_shown: None,
+            width: || 80,
             answer: None,
             mid_line: false,
             outputs: HashMap::new(),
@@ -512,6 +633,71 @@ mod tests {
         r.render(&Event::TurnComplete);
         r.finish();
         assert_eq!(text(&r.out), "Hello\n");
+    }
+
+    fn with_progress(stream: bool) -> Renderer<Vec<u8>, Vec<u8>> {
+        let mut r = renderer(stream);
+        r.progress = Some(crate::progress::Progress::new(
+            std::time::Instant::now(),
+            stream,
+        ));
+        r
+    }
+
+    #[test]
+    fn the_status_line_is_erased_before_anything_else_is_printed() {
+        let mut r = with_progress(false);
+        r.render(&Event::SessionStarted {
+            session_id: "s1".into(),
+            model: "m".into(),
+        });
+        let err = text(&r.err);
+        let (note, status) = err.split_once(ERASE_LINE).unwrap();
+        assert_eq!(
+            note, "session s1 · m\n",
+            "the note comes first, on its own line"
+        );
+        assert!(status.contains("waiting for the model"), "{status:?}");
+
+        r.err.clear();
+        r.render(&Event::tool_call_begin("c1", "terminal", "{}"));
+        let err = text(&r.err);
+        assert!(
+            err.starts_with(&format!("{ERASE_LINE}→ terminal {{}}\n{ERASE_LINE}")),
+            "the old line is erased, the note printed, the new line drawn: {err:?}"
+        );
+        assert!(err.contains("running terminal"), "{err:?}");
+
+        r.err.clear();
+        r.render(&Event::AssistantMessage {
+            text: "done".into(),
+        });
+        r.render(&Event::TurnComplete);
+        r.finish();
+        assert_eq!(text(&r.out), "done\n");
+        assert!(
+            text(&r.err).ends_with(ERASE_LINE),
+            "nothing is left on screen at the end: {:?}",
+            text(&r.err)
+        );
+        assert_eq!(r.progress_shown, None);
+    }
+
+    #[test]
+    fn streamed_text_is_never_interrupted_by_the_status_line() {
+        let mut r = with_progress(true);
+        r.render(&Event::SessionStarted {
+            session_id: "s1".into(),
+            model: "m".into(),
+        });
+        assert!(r.progress_shown.is_some());
+        r.render(&delta("Hel"));
+        r.tick();
+        r.render(&delta("lo"));
+        assert_eq!(text(&r.out), "Hello");
+        assert_eq!(r.progress_shown, None, "no line while the answer streams");
+        let err = text(&r.err);
+        assert!(err.ends_with(ERASE_LINE), "{err:?}");
     }
 
     #[test]

@@ -99,8 +99,26 @@ fn list(store: &SessionStore, json_out: bool) -> anyhow::Result<u8> {
 }
 
 fn load(store: &SessionStore, id: &str) -> anyhow::Result<StoredSession> {
-    // A missing id is exit 1 with the error's own hint, like any failure.
-    Ok(store.load_session(id)?)
+    // A missing id is exit 1, like any failure, with the closest id or the error's own hint.
+    store
+        .load_session(id)
+        .map_err(|e| exit::failed(explain_unknown(store, id, e)))
+}
+
+/// The message for an id no stored session has: the closest stored id when
+/// one is a typo away, else the error's own hint. Other errors as they are.
+pub(crate) fn explain_unknown(store: &SessionStore, id: &str, err: agent_loop::Error) -> String {
+    if !matches!(err, agent_loop::Error::SessionNotFound(_)) {
+        return err.to_string();
+    }
+    let ids: Vec<String> = store
+        .list()
+        .map(|sessions| sessions.into_iter().map(|s| s.id).collect())
+        .unwrap_or_default();
+    match crate::suggest::closest_by_edits(id, ids.iter().map(String::as_str)) {
+        Some(near) => format!("no session with id '{id}'; did you mean '{near}'?"),
+        None => err.to_string(),
+    }
 }
 
 fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
@@ -210,20 +228,66 @@ fn search(store: &SessionStore, query: &str, json_out: bool) -> anyhow::Result<u
         println!("No message matches '{query}'.");
         return Ok(exit::OK);
     }
+    let styled = crate::output::color_enabled();
     for hit in &hits {
         println!(
             "{}  {}  {}",
             hit.session_id,
             dim(&format!("{:<9}", hit.role)),
-            hit.snippet.replace('\n', " ")
+            highlight_hits(&hit.snippet.replace('\n', " "), styled)
         );
     }
     Ok(exit::OK)
 }
 
+/// The store marks each match in a snippet with `**` on both sides (the
+/// `--json` shape keeps them). People get the match in bold and underlined
+/// on a terminal, and plain text elsewhere: never the raw markers. A
+/// marker without its pair (a snippet cut inside one) is left as written.
+fn highlight_hits(snippet: &str, styled: bool) -> String {
+    let parts: Vec<&str> = snippet.split("**").collect();
+    let pairs = (parts.len() - 1) / 2;
+    let mut out = String::with_capacity(snippet.len());
+    for (i, part) in parts.iter().enumerate() {
+        let marked = i % 2 == 1 && i <= pairs * 2;
+        if i > pairs * 2 {
+            out.push_str("**");
+        }
+        if marked && styled {
+            out.push_str(&format!("\x1b[1;4m{part}\x1b[0m"));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 fn delete(store: &SessionStore, id: &str) -> anyhow::Result<u8> {
-    let id = store.resolve_id(id)?;
+    let id = store
+        .resolve_id(id)
+        .map_err(|e| exit::failed(explain_unknown(store, id, e)))?;
     store.delete(&id)?;
     println!("Deleted session {id}.");
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_hits_lose_their_markers_and_are_styled_only_on_request() {
+        let snippet = "…the **heron** flew over the **heron** nest…";
+        assert_eq!(
+            highlight_hits(snippet, false),
+            "…the heron flew over the heron nest…"
+        );
+        assert_eq!(
+            highlight_hits(snippet, true),
+            "…the \x1b[1;4mheron\x1b[0m flew over the \x1b[1;4mheron\x1b[0m nest…"
+        );
+        assert_eq!(highlight_hits("no hits here", true), "no hits here");
+        // A lone marker is text, kept as written.
+        assert_eq!(highlight_hits("a **hit** and 2**", false), "a hit and 2**");
+    }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use skill_core::disclosure::ViewContext;
 use skill_core::validate::validate_skill_dir;
-use skill_core::{DoctorEntry, EntryStatus, PreprocessOptions, SkillSet};
+use skill_core::{DoctorEntry, EntryStatus, Gate, PreprocessOptions, Resolution, SkillSet};
 
 use crate::cli::{ListArgs, SkillsCommand, ValidateArgs, ViewArgs};
 use crate::context::Context;
@@ -27,6 +27,11 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         | SkillsCommand::OptOut
         | SkillsCommand::OptIn) => super::sync::run(cmd),
         cmd @ (SkillsCommand::History(_) | SkillsCommand::Rollback(_)) => super::history::run(cmd),
+        cmd @ (SkillsCommand::Stats(_)
+        | SkillsCommand::Archive(_)
+        | SkillsCommand::Restore(_)
+        | SkillsCommand::Pin(_)
+        | SkillsCommand::Unpin(_)) => super::library::run(&ctx, cmd),
         cmd => super::hub::run(cmd),
     }
 }
@@ -42,7 +47,14 @@ fn list_in(set: &SkillSet, args: ListArgs) -> anyhow::Result<u8> {
         return Ok(exit::OK);
     }
     if listing.skills.is_empty() {
-        println!("{}", listing.message.as_deref().unwrap_or("No skills."));
+        // The listing's own message is written for the model; this one for a person.
+        match &args.category {
+            Some(category) => println!("No skills in category '{category}'."),
+            None => println!(
+                "No skills yet. Install one with `knack skills install ID` (find one with \
+`knack skills search`), or write a folder with a SKILL.md under $KNACK_HOME/skills/."
+            ),
+        }
         return Ok(exit::OK);
     }
     let rows: Vec<Vec<String>> = listing
@@ -92,7 +104,7 @@ fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> 
         return Ok(if ok { exit::OK } else { exit::FAILED });
     }
     if !ok {
-        return Err(exit::failed(describe_failure(&result)));
+        return Err(exit::failed(describe_failure(set, &args, &result)));
     }
     print!("{}", result["content"].as_str().unwrap_or_default());
     if !result["content"]
@@ -130,25 +142,64 @@ fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> 
     Ok(exit::OK)
 }
 
-/// One readable paragraph from a failed tool result.
-fn describe_failure(result: &Value) -> String {
-    let mut text = result["error"].as_str().unwrap_or("failed").to_owned();
-    for (key, label) in [
-        ("matches", "candidates"),
-        ("available_skills", "available skills"),
-        ("available_files", "available files"),
-    ] {
-        if let Some(items) = result[key].as_array()
-            && !items.is_empty()
-        {
-            let list: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
-            text.push_str(&format!("\n  {label}: {}", list.join(", ")));
+/// What a person reads when `skills view` fails. The tool result's `hint`
+/// speaks to the model (which tool to call next), so it is left out; the
+/// name is resolved again to say what the person can do instead.
+fn describe_failure(set: &SkillSet, args: &ViewArgs, result: &Value) -> String {
+    let error = result["error"].as_str().unwrap_or("failed");
+    let name = args.name.trim();
+    match set.resolve(name) {
+        Resolution::NotFound => {
+            let bare = name.rsplit(['/', ':']).next().unwrap_or(name);
+            let visible = set.visible();
+            let shown: Vec<&str> = visible.iter().take(20).map(|s| s.name.as_str()).collect();
+            let more = if visible.len() > shown.len() {
+                " … (`knack skills list` shows them all)"
+            } else {
+                ""
+            };
+            let otherwise = if shown.is_empty() {
+                "there are no skills yet".to_owned()
+            } else {
+                format!("available skills: {}{more}", shown.join(", "))
+            };
+            let hint = crate::suggest::did_you_mean(
+                bare,
+                visible.iter().map(|s| s.name.as_str()),
+                &otherwise,
+            );
+            format!("{error}; {hint}")
+        }
+        Resolution::Ambiguous(skills) => {
+            let ids: Vec<String> = skills.iter().map(|s| s.qualified_id()).collect();
+            format!(
+                "{error}\n  name one of them by its id, e.g. `knack skills view {}`: {}",
+                ids[0],
+                ids.join(", ")
+            )
+        }
+        Resolution::Gated(_, Gate::Disabled) => format!(
+            "{error}: config.yaml lists it in skills.disabled; remove it there \
+(`knack config get skills.disabled` shows the list) to use it"
+        ),
+        Resolution::Found(_) | Resolution::Gated(_, _) => {
+            let mut text = error.to_owned();
+            let files: Vec<&str> = result["available_files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if let (Some(typed), false) = (args.file.as_deref(), files.is_empty()) {
+                let hint = crate::suggest::did_you_mean(typed, files.iter().copied(), "");
+                if !hint.is_empty() {
+                    text.push_str(&format!("; {hint}"));
+                }
+                text.push_str(&format!("\n  files of this skill: {}", files.join(", ")));
+            }
+            text
         }
     }
-    if let Some(hint) = result["hint"].as_str() {
-        text.push_str(&format!("\n  hint: {hint}"));
-    }
-    text
 }
 
 fn doctor(ctx: &Context, json: bool) -> anyhow::Result<u8> {

@@ -47,6 +47,21 @@ fn sync_error(e: skill_sync::Error) -> anyhow::Error {
     exit::failed(e.to_string())
 }
 
+/// `sync_error`, with the closest bundled skill for a name the bundle lacks.
+fn lookup_error(bundle: &skill_bundle::BundleTree, e: skill_sync::Error) -> anyhow::Error {
+    match &e {
+        skill_sync::Error::NotBundled(name) => {
+            let hint = crate::suggest::did_you_mean(
+                name,
+                bundle.skills().iter().map(|s| s.name()),
+                "only skills seeded from knack's bundle have a bundled version to compare with",
+            );
+            exit::failed(format!("{e}; {hint}"))
+        }
+        _ => sync_error(e),
+    }
+}
+
 fn sync(ctx: &Context, json: bool) -> anyhow::Result<u8> {
     if ctx.config.skills.bundled_opt_out {
         if json {
@@ -176,7 +191,8 @@ fn list_modified(ctx: &Context, json: bool) -> anyhow::Result<u8> {
 
 fn diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<u8> {
     let bundle = bundle()?;
-    let diff = skill_sync::diff(&ctx.home.skills_dir(), &bundle, &args.name).map_err(sync_error)?;
+    let diff = skill_sync::diff(&ctx.home.skills_dir(), &bundle, &args.name)
+        .map_err(|e| lookup_error(&bundle, e))?;
     if args.json {
         let mut value = serde_json::to_value(&diff)?;
         if let Value::Object(map) = &mut value {
@@ -202,7 +218,7 @@ fn diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<u8> {
 fn reset(ctx: &Context, args: ResetArgs) -> anyhow::Result<u8> {
     let bundle = bundle()?;
     let outcome = skill_sync::reset(&ctx.home.skills_dir(), &bundle, &args.name, args.restore)
-        .map_err(sync_error)?;
+        .map_err(|e| lookup_error(&bundle, e))?;
     if args.json {
         let mut value = serde_json::to_value(&outcome)?;
         if let Value::Object(map) = &mut value {

@@ -110,11 +110,13 @@ async fn call_with(
                 args.name
             )));
         }
-        return Err(exit::usage(format!(
-            "unknown tool '{}'; the tools are: {}",
-            args.name,
-            registry.names().join(", ")
-        )));
+        let names = registry.names();
+        let hint = crate::suggest::did_you_mean(
+            &args.name,
+            names.iter().copied(),
+            &format!("the tools are: {}", names.join(", ")),
+        );
+        return Err(exit::usage(format!("unknown tool '{}'; {hint}", args.name)));
     }
     let raw = args.arguments.as_deref().unwrap_or("{}");
     let arguments: Value = serde_json::from_str(raw).map_err(|e| {

@@ -20,7 +20,10 @@ use super::browser::{BrowserOutcome, SkillsBrowser};
 use super::connection::SessionInfo;
 use super::help;
 use super::history::InputHistory;
+use super::models::ModelSource;
 use super::palette::Palette;
+use super::picker::{Picker, PickerOutcome, session_rows};
+use super::secret_prompt::{SecretOutcome, SecretPrompt, SecretSetup};
 use super::skills::SkillEntry;
 use super::status::{self, Activity, TokenTotals};
 use super::theme::Theme;
@@ -46,6 +49,12 @@ enum Overlay {
     None,
     Help,
     Skills(Box<SkillsBrowser>),
+    /// `/resume` without an id: stored sessions to pick from.
+    Sessions(Box<Picker>),
+    /// `/model` without a name: provider profiles to pick from.
+    Models(Box<Picker>),
+    /// A skill's missing secrets, asked for before it is invoked.
+    Secret(Box<SecretPrompt>),
 }
 
 /// What a key press asks for, applied in `update`.
@@ -65,6 +74,8 @@ enum Action {
         older: bool,
     },
     ToggleToolOutput,
+    /// Show the selected tool card's raw JSON, or its text again (ctrl-t).
+    ToggleRawOutput,
     Escape,
     NewLine,
     /// Repaint only (the change already happened).
@@ -77,11 +88,34 @@ enum Action {
 /// a unique prefix); the error is a sentence for the transcript.
 pub type SessionLookup = Box<dyn Fn(&str) -> Result<String, String>>;
 
+/// The stored sessions, newest first (`/resume` and `/sessions`); the error
+/// is a sentence for the transcript.
+pub type SessionList = Box<dyn Fn() -> Result<Vec<agent_loop::SessionSummary>, String>>;
+
+/// Where `@path` mentions are looked up: the working directory, and knack's
+/// home (whose key files are never attached).
+#[derive(Debug, Clone)]
+pub struct MentionRoots {
+    pub cwd: std::path::PathBuf,
+    pub home: std::path::PathBuf,
+}
+
+/// Most sessions `/sessions` lists.
+const SESSIONS_LISTED: usize = 10;
+
 pub struct App {
     ops: UnboundedSender<Op>,
     /// Checks `/resume ID` before leaving this session; without it the id is
     /// passed on as typed.
     session_lookup: Option<SessionLookup>,
+    /// Lists stored sessions for `/resume` and `/sessions`.
+    session_list: Option<SessionList>,
+    /// Switches the model for `/model`; without it `/model` only says which is in use.
+    models: Option<Box<dyn ModelSource>>,
+    /// Without them `@path` is sent as typed.
+    mentions: Option<MentionRoots>,
+    /// Without it skills are invoked without asking for missing secrets.
+    secrets: Option<SecretSetup>,
     info: SessionInfo,
     theme: Theme,
     transcript: Transcript,
@@ -114,6 +148,10 @@ impl App {
         let mut app = Self {
             ops,
             session_lookup: None,
+            session_list: None,
+            models: None,
+            mentions: None,
+            secrets: None,
             info,
             theme,
             transcript: Transcript::default(),
@@ -243,7 +281,12 @@ impl App {
         if self.approvals.is_active() {
             return;
         }
-        if let Overlay::Skills(_) | Overlay::Help = self.overlay {
+        if let Overlay::Secret(prompt) = &mut self.overlay {
+            prompt.paste(text);
+            self.dirty = true;
+            return;
+        }
+        if !matches!(self.overlay, Overlay::None) {
             return;
         }
         let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
@@ -303,6 +346,48 @@ impl App {
                     BrowserOutcome::Insert(text) => {
                         self.overlay = Overlay::None;
                         self.set_input(&text);
+                    }
+                }
+                return;
+            }
+            Overlay::Sessions(picker) => {
+                match picker.handle_key(key) {
+                    PickerOutcome::Stay => {}
+                    PickerOutcome::Close => self.overlay = Overlay::None,
+                    PickerOutcome::Chosen(id) if id == self.info.session_id => {
+                        self.overlay = Overlay::None;
+                        self.note(NoteKind::Info, "that is the session you are in");
+                    }
+                    PickerOutcome::Chosen(id) => {
+                        self.overlay = Overlay::None;
+                        self.resume(id);
+                    }
+                }
+                return;
+            }
+            Overlay::Models(picker) => {
+                match picker.handle_key(key) {
+                    PickerOutcome::Stay => {}
+                    PickerOutcome::Close => self.overlay = Overlay::None,
+                    PickerOutcome::Chosen(provider) => {
+                        self.overlay = Overlay::None;
+                        self.switch_model(&provider);
+                    }
+                }
+                return;
+            }
+            Overlay::Secret(prompt) => {
+                match prompt.handle_key(key) {
+                    SecretOutcome::Stay => {}
+                    SecretOutcome::Done { line, note } => {
+                        self.overlay = Overlay::None;
+                        self.note(NoteKind::Info, note);
+                        self.send_turn(&line);
+                    }
+                    SecretOutcome::Cancelled { line, note } => {
+                        self.overlay = Overlay::None;
+                        self.note(NoteKind::Info, note);
+                        self.set_input(&line);
                     }
                 }
                 return;
@@ -373,6 +458,7 @@ impl App {
             KeyCode::Char('u') if ctrl => Action::ClearInput,
             KeyCode::Char('l') if ctrl => Action::Redraw,
             KeyCode::Char('o') if ctrl => Action::ToggleToolOutput,
+            KeyCode::Char('t') if ctrl => Action::ToggleRawOutput,
             KeyCode::Char('j') if ctrl => Action::NewLine,
             KeyCode::Enter if shift || alt => Action::NewLine,
             KeyCode::Enter => Action::Submit(text),
@@ -444,6 +530,7 @@ impl App {
             Action::ScrollToBottom => self.transcript.scroll_to_bottom(),
             Action::SelectTool { older } => self.transcript.select_tool(older),
             Action::ToggleToolOutput => self.transcript.toggle_selected_output(),
+            Action::ToggleRawOutput => self.transcript.toggle_selected_raw(),
             Action::Escape => self.transcript.clear_selection(),
             Action::NewLine => {
                 self.input.insert_newline();
@@ -477,6 +564,37 @@ impl App {
         self.session_lookup = Some(lookup);
     }
 
+    pub fn set_session_list(&mut self, list: SessionList) {
+        self.session_list = Some(list);
+    }
+
+    pub fn set_model_source(&mut self, models: Box<dyn ModelSource>) {
+        self.models = Some(models);
+    }
+
+    /// Turns on `@path` mentions and their completion.
+    pub fn set_mentions(&mut self, roots: MentionRoots) {
+        self.palette.set_file_root(Some(roots.cwd.clone()));
+        self.mentions = Some(roots);
+    }
+
+    /// Turns on the masked prompt for skills' missing secrets.
+    pub fn set_secret_setup(&mut self, setup: SecretSetup) {
+        self.secrets = Some(setup);
+    }
+
+    /// `/name` or `/skill id`: the masked prompt first when the skill misses
+    /// declared secrets; the line is sent once each is saved or skipped.
+    fn invoke_skill(&mut self, line: &str) -> bool {
+        match self.secrets.as_ref().and_then(|s| s.prompt_for(line)) {
+            Some(prompt) => {
+                self.overlay = Overlay::Secret(Box::new(prompt));
+                true
+            }
+            None => self.send_turn(line),
+        }
+    }
+
     /// Shows a resumed session's stored conversation in the transcript.
     pub fn replay_history(&mut self, messages: &[agent_loop::model::ChatMessage]) {
         if messages.is_empty() {
@@ -496,10 +614,7 @@ impl App {
         }
         let consumed = match text.strip_prefix('/') {
             Some(rest) => self.slash_command(text, rest),
-            None => {
-                self.send_turn(text);
-                true
-            }
+            None => self.send_turn(text),
         };
         if consumed {
             self.history.record(text);
@@ -520,28 +635,19 @@ impl App {
                 self.note(NoteKind::Error, "usage: /skill <name or id> [text]");
                 return false;
             }
-            "skill" => self.send_turn(line),
+            "skill" => return self.invoke_skill(line),
             "new" => {
                 let _ = self.ops.send(Op::Shutdown);
                 self.exit = Some(TuiExit::NewSession);
             }
-            "resume" if arg.is_empty() => {
-                self.note(
-                    NoteKind::Error,
-                    "usage: /resume <session-id> (`knack sessions list` shows them)",
-                );
-                return false;
-            }
+            "resume" if arg.is_empty() => return self.open_session_picker(),
             "resume" => {
                 let id = match &self.session_lookup {
                     Some(lookup) => lookup(arg),
                     None => Ok(arg.to_owned()),
                 };
                 match id {
-                    Ok(id) => {
-                        let _ = self.ops.send(Op::Shutdown);
-                        self.exit = Some(TuiExit::Resume(id));
-                    }
+                    Ok(id) => self.resume(id),
                     // This session goes on; the line stays in the input to fix.
                     Err(message) => {
                         self.note(NoteKind::Error, message);
@@ -549,22 +655,9 @@ impl App {
                     }
                 }
             }
-            "sessions" => self.note(
-                NoteKind::Info,
-                format!(
-                    "this session: {}. List stored sessions with `knack sessions list` \
-                     (or search them with `knack sessions search TEXT`), then /resume ID.",
-                    self.info.session_id
-                ),
-            ),
-            "model" => self.note(
-                NoteKind::Info,
-                format!(
-                    "model: {}. Change it with `knack config set model.name NAME` \
-                     (or KNACK_MODEL), then /new.",
-                    self.info.model
-                ),
-            ),
+            "sessions" => self.list_sessions(),
+            "model" if arg.is_empty() => self.open_model_picker(),
+            "model" => return self.switch_model(arg),
             "reload-skills" => {
                 self.reload_skills = true;
                 self.note(NoteKind::Info, "rescanning the skill folders");
@@ -599,9 +692,9 @@ impl App {
                 );
             }
             "quit" | "exit" => self.update(Action::Quit),
-            _ if self.skills.iter().any(|s| s.name == name) => self.send_turn(line),
+            _ if self.skills.iter().any(|s| s.name == name) => return self.invoke_skill(line),
             // `/usr/bin/env is odd` is a message, not a command.
-            _ if name.contains('/') => self.send_turn(line),
+            _ if name.contains('/') => return self.send_turn(line),
             _ => {
                 self.note(
                     NoteKind::Error,
@@ -613,15 +706,184 @@ impl App {
         true
     }
 
-    fn send_turn(&mut self, text: &str) {
+    /// Sends a user turn with its `@path` mentions attached; false (the
+    /// line stays in the input) when a mention cannot be attached.
+    fn send_turn(&mut self, text: &str) -> bool {
+        let (sent, attached) = match &self.mentions {
+            Some(roots) => match agent_loop::mentions::expand(text, &roots.cwd, &roots.home) {
+                Ok(expanded) => (expanded.text, expanded.attachments),
+                Err(e) => {
+                    self.note(NoteKind::Error, format!("not sent: {e}"));
+                    return false;
+                }
+            },
+            None => (text.to_owned(), Vec::new()),
+        };
         self.transcript.push(Cell::User {
             text: text.to_owned(),
         });
+        if !attached.is_empty() {
+            let lines: Vec<String> = attached
+                .iter()
+                .map(|a| format!("attached {}", a.header()))
+                .collect();
+            self.transcript
+                .push_note(NoteKind::Subtle, lines.join("\n"));
+        }
         self.transcript.scroll_to_bottom();
         self.turns_running += 1;
-        self.send(Op::UserTurn {
-            text: text.to_owned(),
-        });
+        self.send(Op::UserTurn { text: sent });
+        true
+    }
+
+    /// Leaves this session for the stored one `id` (a full id).
+    fn resume(&mut self, id: String) {
+        let _ = self.ops.send(Op::Shutdown);
+        self.exit = Some(TuiExit::Resume(id));
+    }
+
+    fn stored_sessions(&mut self) -> Option<Vec<agent_loop::SessionSummary>> {
+        let list = self.session_list.as_ref()?;
+        match list() {
+            Ok(sessions) => Some(sessions),
+            Err(message) => {
+                self.note(
+                    NoteKind::Error,
+                    format!("cannot list the stored sessions: {message}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `/resume` alone; false keeps the line when there is nothing to pick.
+    fn open_session_picker(&mut self) -> bool {
+        if self.session_list.is_none() {
+            self.note(
+                NoteKind::Error,
+                "usage: /resume <session-id> (`knack sessions list` shows them)",
+            );
+            return false;
+        }
+        let Some(sessions) = self.stored_sessions() else {
+            return false;
+        };
+        let rows = session_rows(
+            &sessions,
+            &self.info.session_id,
+            std::time::SystemTime::now(),
+        );
+        self.overlay = Overlay::Sessions(Box::new(Picker::new("resume a session", "resume", rows)));
+        true
+    }
+
+    /// `/sessions`: the most recent stored sessions as a note.
+    fn list_sessions(&mut self) {
+        let Some(sessions) = self.stored_sessions() else {
+            if self.session_list.is_none() {
+                self.note(
+                    NoteKind::Info,
+                    format!(
+                        "this session: {}. `knack sessions list` lists the stored ones.",
+                        self.info.session_id
+                    ),
+                );
+            }
+            return;
+        };
+        let rows = session_rows(
+            &sessions,
+            &self.info.session_id,
+            std::time::SystemTime::now(),
+        );
+        let mut lines: Vec<String> = rows
+            .iter()
+            .take(SESSIONS_LISTED)
+            .map(|row| {
+                let here = if row.current { " (this session)" } else { "" };
+                format!("{} · {}{here}", row.title, row.detail)
+            })
+            .collect();
+        if lines.is_empty() {
+            lines.push("no stored sessions yet".into());
+        }
+        let more = rows.len().saturating_sub(SESSIONS_LISTED);
+        if more > 0 {
+            lines.push(format!(
+                "… and {more} older (`knack sessions list` shows all)"
+            ));
+        }
+        lines.push(
+            "/resume ID (or the start of it) continues one; /resume alone picks from a list".into(),
+        );
+        self.note(NoteKind::Info, lines.join("\n"));
+    }
+
+    /// `/model` alone: the provider profiles to pick from, or which model is in use.
+    fn open_model_picker(&mut self) {
+        let choices = self
+            .models
+            .as_ref()
+            .map(|models| models.choices())
+            .unwrap_or_default();
+        if choices.is_empty() {
+            let how = if self.models.is_some() {
+                "/model NAME sends another model name to the same server; provider \
+                 profiles in config.yaml (`knack model list`) can be picked here"
+            } else {
+                "change it with `knack config set model.name NAME`, then /new"
+            };
+            self.note(
+                NoteKind::Info,
+                format!("model in use: {}. {how}", self.info.model),
+            );
+            return;
+        }
+        self.overlay =
+            Overlay::Models(Box::new(Picker::new("switch the model", "switch", choices)));
+    }
+
+    /// `/model NAME`: the following requests go to another model; false keeps
+    /// the line in the input when it cannot switch.
+    fn switch_model(&mut self, arg: &str) -> bool {
+        if self.is_busy() {
+            self.note(
+                NoteKind::Error,
+                "a turn is running; switch the model once it ends (or interrupt it with ctrl-c)",
+            );
+            return false;
+        }
+        let Some(models) = self.models.as_mut() else {
+            self.note(
+                NoteKind::Error,
+                "the model cannot be switched here; `knack chat --model NAME` starts with another",
+            );
+            return false;
+        };
+        match models.switch(arg) {
+            Ok(switched) => {
+                let provider = switched
+                    .provider
+                    .map(|p| format!(" (provider {p})"))
+                    .unwrap_or_default();
+                self.info.model = switched.model.clone();
+                self.info.context_window = switched.context_window;
+                self.note(
+                    NoteKind::Info,
+                    format!(
+                        "model switched to {}{provider} for the following messages. The \
+                         conversation goes on as it is, but the new model starts a new prompt \
+                         cache, so its first request reads the whole conversation afresh.",
+                        switched.model
+                    ),
+                );
+                true
+            }
+            Err(message) => {
+                self.note(NoteKind::Error, format!("model not switched: {message}"));
+                false
+            }
+        }
     }
 
     // ----- agent events ------------------------------------------------------
@@ -826,6 +1088,7 @@ impl App {
 
         let activity = Activity {
             turn_running: self.is_busy(),
+            thinking: self.transcript.is_thinking(),
             review_running: self.review_running,
             hint: self.hint.as_deref(),
             tick: self.tick,
@@ -860,6 +1123,10 @@ impl App {
             Overlay::Skills(browser) => {
                 browser.render(page, frame.buffer_mut(), &theme, &self.skills);
             }
+            Overlay::Sessions(picker) | Overlay::Models(picker) => {
+                picker.render(page, frame.buffer_mut(), &theme);
+            }
+            Overlay::Secret(prompt) => prompt.render(page, frame.buffer_mut(), &theme),
         }
         if self.approvals.is_active() {
             self.approvals.render(body, frame.buffer_mut(), &theme);

@@ -18,6 +18,8 @@ pub struct AgentConnection {
     pub events: UnboundedReceiver<Event>,
     /// A resumed session's conversation, for the transcript to show.
     pub history: Vec<agent_loop::model::ChatMessage>,
+    /// Hands `/model`'s new client to the session (none for stand-ins).
+    pub models: Option<agent_loop::session::ModelSwitcher>,
 }
 
 /// Shown in the status line; `session_started` events update it.
@@ -132,6 +134,7 @@ pub async fn connect_agent(
             ops: handle.ops,
             events: handle.events,
             history,
+            models: Some(handle.models),
         },
         info,
     ))
@@ -209,6 +212,7 @@ pub mod echo {
                 ops: op_tx,
                 events: ev_rx,
                 history: Vec::new(),
+                models: None,
             },
             info,
         )

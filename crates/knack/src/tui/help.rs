@@ -8,11 +8,12 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 use super::palette::BUILTINS;
 use super::theme::Theme;
 
-const KEYS: [(&str, &str); 14] = [
+const KEYS: [(&str, &str); 16] = [
     ("enter", "send the message"),
     ("shift-enter, alt-enter, ctrl-j", "new line"),
     ("↑ / ↓", "previous / next input (on the first / last line)"),
     ("/", "commands and skills; tab completes"),
+    ("@", "attach a file to the message; tab completes its path"),
     (
         "ctrl-c",
         "interrupt the turn; twice on an empty prompt quits",
@@ -27,6 +28,10 @@ const KEYS: [(&str, &str); 14] = [
     (
         "ctrl-o",
         "expand or collapse the selected tool output or thinking",
+    ),
+    (
+        "ctrl-t",
+        "raw JSON of the selected tool result, or text again",
     ),
     ("esc", "close an overlay, clear the selection"),
     ("ctrl-u", "clear the input"),

@@ -11,8 +11,11 @@ pub mod connection;
 mod help;
 mod history;
 mod markdown;
+mod models;
 mod palette;
+mod picker;
 mod replay;
+pub mod secret_prompt;
 pub mod skills;
 mod status;
 mod theme;
@@ -20,13 +23,21 @@ mod transcript;
 mod wrap;
 
 #[cfg(test)]
+mod daily_tests;
+#[cfg(test)]
+mod render_tests;
+#[cfg(test)]
 mod tests;
 
 use std::io::stdout;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
 use knack_config::KnackHome;
+
+use crate::commands::model::ModelFlags;
+use crate::context::Context;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
@@ -72,17 +83,21 @@ impl Drop for TerminalGuard {
 }
 
 /// Runs the chat UI on the current terminal until the user quits, starts a
-/// new session or resumes another one.
+/// new session or resumes another one. `model_flags` are the provider and
+/// model in use; `/model` changes them, and the caller's next session keeps them.
 pub async fn run_tui(
     conn: AgentConnection,
     info: SessionInfo,
     skills: &mut SkillCatalog,
-    home: &KnackHome,
+    ctx: &Arc<Context>,
+    model_flags: &Arc<Mutex<ModelFlags>>,
 ) -> anyhow::Result<TuiExit> {
+    let home = &ctx.home;
     let AgentConnection {
         ops,
         mut events,
         history,
+        models,
     } = conn;
     let mut app = App::new(
         ops,
@@ -94,10 +109,30 @@ pub async fn run_tui(
     app.replay_history(&history);
     // `/resume ID` is checked against the store before this session is left.
     match agent_loop::SessionStore::open(home) {
-        Ok(store) => app.set_session_lookup(Box::new(move |id| {
-            store.resolve_id(id).map_err(|e| e.to_string())
-        })),
+        Ok(store) => {
+            let store = Arc::new(store);
+            let lookup = Arc::clone(&store);
+            app.set_session_lookup(Box::new(move |id| {
+                lookup.resolve_id(id).map_err(|e| e.to_string())
+            }));
+            app.set_session_list(Box::new(move || store.list().map_err(|e| e.to_string())));
+        }
         Err(e) => tracing::warn!(error = %e, "cannot open the session store for /resume"),
+    }
+    app.set_secret_setup(secret_prompt::SecretSetup::new(
+        home.clone(),
+        ctx.discovery_options(),
+    ));
+    app.set_mentions(app::MentionRoots {
+        cwd: ctx.cwd.clone(),
+        home: home.root().to_path_buf(),
+    });
+    if let Some(switcher) = models {
+        app.set_model_source(Box::new(models::ConfiguredModels {
+            ctx: Arc::clone(ctx),
+            flags: Arc::clone(model_flags),
+            switcher,
+        }));
     }
 
     // ratatui::init installs a panic hook that leaves raw mode and the

@@ -1,5 +1,6 @@
-//! The slash palette: built-in commands and skill commands matching what the
-//! user is typing after `/`, ranked by fuzzy score, completed with Tab.
+//! The palette over the input: built-in commands and skill commands matching
+//! what the user is typing after `/`, or files of the working directory for
+//! an `@path` mention being typed; ranked by fuzzy score, completed with Tab.
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
@@ -52,20 +53,20 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "resume",
-        args: "<session-id>",
-        description: "continue a stored session",
-        needs_arg: true,
+        args: "[session-id]",
+        description: "continue a stored session (alone: pick one)",
+        needs_arg: false,
     },
     Builtin {
         name: "sessions",
         args: "",
-        description: "how to list stored sessions",
+        description: "list the recent stored sessions",
         needs_arg: false,
     },
     Builtin {
         name: "model",
-        args: "",
-        description: "show the model in use",
+        args: "[name]",
+        description: "switch the model (alone: pick a provider)",
         needs_arg: false,
     },
     Builtin {
@@ -108,6 +109,8 @@ pub fn builtin(name: &str) -> Option<&'static Builtin> {
 pub enum ItemKind {
     Builtin,
     Skill,
+    /// A file for the `@path` mention being typed.
+    File,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,6 +224,49 @@ fn rank(query: &str, items: Vec<PaletteItem>) -> Vec<PaletteItem> {
     scored.into_iter().map(|(_, _, item)| item).collect()
 }
 
+/// Most files offered at once for a mention.
+const MAX_FILE_ITEMS: usize = 200;
+
+/// The files a mention can complete to, listed once per mention: typing `@`
+/// anew walks the working directory again (new files show up), while the
+/// letters after it only filter.
+#[derive(Debug, Default)]
+struct FileIndex {
+    root: Option<std::path::PathBuf>,
+    files: Option<Vec<String>>,
+}
+
+impl FileIndex {
+    fn items(&mut self, input: &str) -> Option<Vec<PaletteItem>> {
+        let root = self.root.as_ref()?;
+        let Some((start, prefix)) = agent_loop::mentions::typing_at_end(input) else {
+            self.files = None;
+            return None;
+        };
+        if prefix.is_empty() {
+            self.files = None;
+        }
+        let files = self
+            .files
+            .get_or_insert_with(|| agent_loop::mentions::candidates(root));
+        let head = &input[..start];
+        let items = files
+            .iter()
+            .map(|path| PaletteItem {
+                completion: format!("{head}@{path} "),
+                label: path.clone(),
+                args: String::new(),
+                description: String::new(),
+                kind: ItemKind::File,
+                runs_on_enter: false,
+            })
+            .collect();
+        let mut ranked = rank(prefix, items);
+        ranked.truncate(MAX_FILE_ITEMS);
+        Some(ranked)
+    }
+}
+
 /// The open palette: its matches and the highlighted row.
 #[derive(Debug, Default)]
 pub struct Palette {
@@ -228,9 +274,15 @@ pub struct Palette {
     pub selected: usize,
     /// The input text for which the user closed the palette with Esc.
     dismissed_for: Option<String>,
+    files: FileIndex,
 }
 
 impl Palette {
+    /// Where `@` completion lists files; `None` turns it off.
+    pub fn set_file_root(&mut self, root: Option<std::path::PathBuf>) {
+        self.files = FileIndex { root, files: None };
+    }
+
     /// Recomputes the matches after the input changed.
     pub fn update(&mut self, input: &str, skills: &[SkillEntry]) {
         if self.dismissed_for.as_deref() != Some(input) {
@@ -239,7 +291,7 @@ impl Palette {
         let fresh = if self.dismissed_for.is_some() {
             None
         } else {
-            matches(input, skills)
+            matches(input, skills).or_else(|| self.files.items(input))
         };
         let fresh = fresh.unwrap_or_default();
         if fresh != self.items {
@@ -283,18 +335,31 @@ impl Palette {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border())
-            .title(Span::styled(" commands & skills ", theme.dim()));
+            .title(Span::styled(
+                if self.items.first().is_some_and(|i| i.kind == ItemKind::File) {
+                    " files · tab completes "
+                } else {
+                    " commands & skills "
+                },
+                theme.dim(),
+            ));
         let inner = block.inner(area);
         block.render(area, buf);
         let rows = inner.height as usize;
         let first = (self.selected + 1).saturating_sub(rows);
+        // Files have no description, so their path may take the whole row.
+        let share = if self.items.iter().all(|i| i.kind == ItemKind::File) {
+            1
+        } else {
+            2
+        };
         let name_width = self
             .items
             .iter()
             .map(|i| i.label.chars().count() + i.args.chars().count() + 2)
             .max()
             .unwrap_or(0)
-            .min((inner.width as usize).saturating_sub(2) / 2);
+            .min((inner.width as usize).saturating_sub(2) / share);
         let lines: Vec<Line<'static>> = self
             .items
             .iter()
@@ -302,7 +367,12 @@ impl Palette {
             .skip(first)
             .take(rows)
             .map(|(i, item)| {
-                let mut name = format!("/{}", item.label);
+                let sigil = if item.kind == ItemKind::File {
+                    '@'
+                } else {
+                    '/'
+                };
+                let mut name = format!("{sigil}{}", item.label);
                 if !item.args.is_empty() {
                     name.push(' ');
                     name.push_str(&item.args);
@@ -314,6 +384,7 @@ impl Palette {
                 let kind = match item.kind {
                     ItemKind::Builtin => theme.bold(),
                     ItemKind::Skill => theme.accent(),
+                    ItemKind::File => theme.text(),
                 };
                 let marker = if i == self.selected { "› " } else { "  " };
                 let line = Line::from(vec![

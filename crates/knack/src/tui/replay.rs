@@ -8,9 +8,6 @@ use serde_json::Value;
 
 use super::transcript::{NoteKind, Transcript};
 
-/// Most characters of a stored tool result shown on its card, as live output is.
-const OUTPUT_PREVIEW_CHARS: usize = 2000;
-
 /// Appends `messages` (a session's history after the system prompt) to the
 /// transcript: user and assistant messages as cells, tool calls as finished
 /// cards with their results; knack's own notes to the model as quiet lines.
@@ -34,7 +31,8 @@ pub fn replay(transcript: &mut Transcript, messages: &[ChatMessage]) {
                 let Some(id) = message.tool_call_id.as_deref() else {
                     continue;
                 };
-                transcript.tool_output(id, &preview(text));
+                // The same preview the live card got from the agent loop.
+                transcript.tool_output(id, &agent_loop::tool_preview::preview(text));
                 transcript.finish_stored_tool(id, succeeded(text));
             }
         }
@@ -71,9 +69,15 @@ fn replay_user(transcript: &mut Transcript, text: &str) {
         }
         return;
     }
+    // Files attached with `@path` were for the model; show what was typed.
+    let (typed, attached) = agent_loop::mentions::split_attachments(text);
     transcript.push(super::transcript::Cell::User {
-        text: text.to_owned(),
+        text: typed.to_owned(),
     });
+    if !attached.is_empty() {
+        let lines: Vec<String> = attached.iter().map(|a| format!("attached {a}")).collect();
+        transcript.push_note(NoteKind::Subtle, lines.join("\n"));
+    }
 }
 
 /// Tools answer with `{"success": false, ...}` on failure; anything else
@@ -83,11 +87,4 @@ fn succeeded(output: &str) -> bool {
         .ok()
         .and_then(|v| v.get("success").and_then(Value::as_bool))
         .unwrap_or(true)
-}
-
-fn preview(content: &str) -> String {
-    match content.char_indices().nth(OUTPUT_PREVIEW_CHARS) {
-        Some((at, _)) => format!("{}…", &content[..at]),
-        None => content.to_owned(),
-    }
 }

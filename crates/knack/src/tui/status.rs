@@ -61,6 +61,8 @@ pub fn compact(n: u64) -> String {
 /// What the status line reports on its right side.
 pub struct Activity<'a> {
     pub turn_running: bool,
+    /// The model's thinking is streaming (before its answer or a tool call).
+    pub thinking: bool,
     pub review_running: bool,
     pub hint: Option<&'a str>,
     pub tick: usize,
@@ -102,6 +104,8 @@ pub fn render(
     let spin = SPINNER[activity.tick % SPINNER.len()];
     let right = if let Some(hint) = activity.hint {
         Span::styled(format!(" {hint} "), theme.warning())
+    } else if activity.turn_running && activity.thinking {
+        Span::styled(format!(" {spin} thinking "), theme.warning())
     } else if activity.turn_running {
         Span::styled(format!(" {spin} working "), theme.warning())
     } else if activity.review_running {
@@ -176,6 +180,7 @@ mod tests {
         let mut buf = Buffer::empty(area);
         let activity = Activity {
             turn_running: false,
+            thinking: false,
             review_running: false,
             hint: None,
             tick: 0,

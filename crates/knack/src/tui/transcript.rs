@@ -11,12 +11,10 @@ use serde_json::Value;
 
 use super::markdown;
 use super::theme::Theme;
-use super::wrap::{truncate, wrap_spans};
+use super::wrap::wrap_spans;
 
-/// Output lines a collapsed tool card shows.
-const COLLAPSED_OUTPUT_LINES: usize = 3;
-/// Output lines an expanded tool card shows at most.
-const EXPANDED_OUTPUT_LINES: usize = 400;
+mod tool_card;
+
 /// Wrapped lines of thinking shown while it streams (the newest ones).
 const LIVE_THINKING_LINES: usize = 3;
 /// Lines one mouse-wheel notch scrolls.
@@ -66,10 +64,14 @@ pub enum Cell {
     Tool {
         call_id: String,
         name: String,
-        arguments: String,
+        /// As the model sent them (a string when they were not JSON).
+        arguments: Value,
         status: ToolStatus,
+        /// The tool's reply (its JSON text, cut to a preview) as it arrived.
         output: String,
         expanded: bool,
+        /// Shows the reply's JSON instead of the reading of it (Ctrl-T).
+        raw: bool,
     },
     Note {
         kind: NoteKind,
@@ -248,10 +250,11 @@ impl Transcript {
         self.push(Cell::Tool {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
-            arguments: summarize_arguments(arguments),
+            arguments: arguments.clone(),
             status: ToolStatus::Running,
             output: String::new(),
             expanded: false,
+            raw: false,
         });
     }
 
@@ -378,6 +381,29 @@ impl Transcript {
             }
             entry.changed();
         }
+    }
+
+    /// Switches the selected tool card (the newest when no tool card is
+    /// selected) between its reading as text and the raw JSON.
+    pub fn toggle_selected_raw(&mut self) {
+        let is_tool = |e: &Entry| matches!(e.cell, Cell::Tool { .. });
+        let target = self
+            .selected
+            .filter(|i| self.entries.get(*i).is_some_and(is_tool))
+            .or_else(|| self.entries.iter().rposition(is_tool));
+        if let Some(i) = target
+            && let Some(entry) = self.entries.get_mut(i)
+        {
+            if let Cell::Tool { raw, .. } = &mut entry.cell {
+                *raw = !*raw;
+            }
+            entry.changed();
+        }
+    }
+
+    /// True while the model's thinking streams (the status line says so).
+    pub fn is_thinking(&self) -> bool {
+        self.thinking_index().is_some()
     }
 
     #[cfg(test)]
@@ -534,44 +560,6 @@ impl Transcript {
     }
 }
 
-/// A one-line view of a tool's arguments: the field that says the most, or
-/// compact JSON.
-pub fn summarize_arguments(arguments: &Value) -> String {
-    const KEYS: [&str; 8] = [
-        "command",
-        "path",
-        "file_path",
-        "name",
-        "query",
-        "pattern",
-        "action",
-        "category",
-    ];
-    let text = match arguments {
-        Value::Object(map) => {
-            let picked: Vec<String> = KEYS
-                .iter()
-                .filter_map(|k| map.get(*k).and_then(Value::as_str).map(str::to_owned))
-                .take(2)
-                .collect();
-            if picked.is_empty() {
-                if map.is_empty() {
-                    String::new()
-                } else {
-                    arguments.to_string()
-                }
-            } else {
-                picked.join(" ")
-            }
-        }
-        Value::String(raw) => raw.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    truncate(&one_line, 80)
-}
-
 pub fn format_duration(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms}ms")
@@ -630,9 +618,23 @@ fn render_cell(
             status,
             output,
             expanded,
+            raw,
             ..
-        } => render_tool(
-            name, arguments, status, output, *expanded, width, theme, tick, selected,
+        } => tool_card::render(
+            &tool_card::ToolCard {
+                name,
+                arguments,
+                status,
+                output,
+                expanded: *expanded,
+                raw: *raw,
+            },
+            &tool_card::Frame {
+                width,
+                theme,
+                tick,
+                selected,
+            },
         ),
         Cell::Note { kind, text } => {
             let (mark, style) = match kind {
@@ -709,90 +711,6 @@ fn render_thinking(
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn render_tool(
-    name: &str,
-    arguments: &str,
-    status: &ToolStatus,
-    output: &str,
-    expanded: bool,
-    width: usize,
-    theme: &Theme,
-    tick: usize,
-    selected: bool,
-) -> Vec<Line<'static>> {
-    let (icon, icon_style, tail) = match status {
-        ToolStatus::Running => (
-            SPINNER[tick % SPINNER.len()],
-            theme.warning(),
-            String::new(),
-        ),
-        ToolStatus::Done {
-            success: true,
-            duration_ms,
-        } => ("✓", theme.success(), format_duration(*duration_ms)),
-        ToolStatus::Done {
-            success: false,
-            duration_ms,
-        } => ("✗", theme.failure(), format_duration(*duration_ms)),
-        ToolStatus::Stored { success: true } => ("✓", theme.success(), String::new()),
-        ToolStatus::Stored { success: false } => ("✗", theme.failure(), String::new()),
-    };
-    let marker = if selected {
-        Span::styled("▶ ", theme.selected())
-    } else {
-        Span::raw("  ")
-    };
-    let mut head = vec![Span::styled(name.to_owned(), theme.tool_name())];
-    if !arguments.is_empty() {
-        head.push(Span::raw(" "));
-        head.push(Span::styled(arguments.to_owned(), theme.dim()));
-    }
-    if !tail.is_empty() {
-        head.push(Span::styled(format!("  {tail}"), theme.dim()));
-    }
-    let first = [marker, Span::styled(format!("{icon} "), icon_style)];
-    let rest = [Span::raw("    ")];
-    let mut out = wrap_spans(&head, width, &first, &rest);
-
-    let lines: Vec<&str> = output.lines().collect();
-    if lines.is_empty() {
-        return out;
-    }
-    let shown = if expanded {
-        EXPANDED_OUTPUT_LINES
-    } else {
-        COLLAPSED_OUTPUT_LINES
-    };
-    let gutter = [Span::styled("    │ ", theme.gutter())];
-    for line in lines.iter().take(shown) {
-        out.extend(wrap_spans(
-            &[Span::styled((*line).to_owned(), theme.dim())],
-            width,
-            &gutter,
-            &gutter,
-        ));
-    }
-    if lines.len() > shown {
-        let more = lines.len() - shown;
-        let hint = if expanded {
-            format!("… {more} more lines not shown")
-        } else {
-            format!("… {more} more lines (ctrl-o expands)")
-        };
-        out.push(Line::from(vec![
-            Span::raw("    "),
-            Span::styled(hint, theme.dim()),
-        ]));
-    } else if expanded && lines.len() > COLLAPSED_OUTPUT_LINES {
-        out.push(Line::from(vec![
-            Span::raw("    "),
-            Span::styled("(ctrl-o collapses)", theme.dim()),
-        ]));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -865,10 +783,13 @@ mod tests {
             "terminal",
             &json!({"command": "ls -la", "timeout": 5}),
         );
-        t.tool_output("c1", "a\nb\nc\nd\ne");
+        t.tool_output(
+            "c1",
+            &json!({"success": true, "output": "a\nb\nc\nd\ne", "exit_code": 0}).to_string(),
+        );
         t.end_tool("c1", true, 1500);
         let s = screen(&mut t, 40, 6);
-        assert_eq!(s[0], "  ✓ terminal ls -la  1.5s");
+        assert_eq!(s[0], "  ✓ terminal  ls -la  1.5s");
         assert_eq!(s[3], "    │ c");
         assert_eq!(s[4], "    … 2 more lines (ctrl-o expands)");
         t.select_tool(true);
@@ -879,13 +800,28 @@ mod tests {
     }
 
     #[test]
-    fn argument_summaries_prefer_telling_fields() {
-        assert_eq!(
-            summarize_arguments(&json!({"path": "a.rs", "x": 1})),
-            "a.rs"
+    fn ctrl_t_switches_the_newest_tool_card_to_raw_json_and_back() {
+        let mut t = Transcript::default();
+        t.begin_tool("c1", "write_file", &json!({"path": "a.txt"}));
+        t.tool_output(
+            "c1",
+            &json!({"success": true, "path": "/w/a.txt", "bytes_written": 3, "created": true})
+                .to_string(),
         );
-        assert_eq!(summarize_arguments(&json!({"x": 1})), r#"{"x":1}"#);
-        assert_eq!(summarize_arguments(&json!("raw {")), "raw {");
+        t.end_tool("c1", true, 4);
+        t.push_note(NoteKind::Info, "after");
+        let text = screen(&mut t, 60, 4);
+        assert_eq!(text[0], "  ✓ write_file  a.txt — new file, 3 bytes  4ms");
+        t.toggle_selected_raw();
+        let raw = screen(&mut t, 60, 8);
+        assert!(raw[0].ends_with("· raw JSON"), "{raw:?}");
+        assert_eq!(raw[2], "    │   \"success\": true,");
+        t.toggle_selected_raw();
+        assert_eq!(screen(&mut t, 60, 4), text);
+    }
+
+    #[test]
+    fn durations_read_naturally() {
         assert_eq!(format_duration(42), "42ms");
         assert_eq!(format_duration(125_000), "2m 05s");
     }

@@ -1,6 +1,7 @@
 //! `skill_manage`: the one way skills are written (create, edit, patch, delete,
 //! support files), validated, locked, atomic, scanned, undone on refusal and recorded.
 
+pub mod archive;
 pub mod atomic;
 pub mod lock;
 mod paths;
@@ -195,9 +196,6 @@ pub fn viewed_path(skill: &Skill, file_path: Option<&str>) -> PathBuf {
     fs::canonicalize(&path).unwrap_or(path)
 }
 
-/// Where the background review moves the skills it retires, in the user root.
-const ARCHIVE_DIR: &str = ".archive";
-
 /// A snapshot larger than this (about 2,000 skills) takes a load long
 /// enough to keep both cores busy; a missing one means a walk, just as long.
 const LONG_LOAD_SNAPSHOT_BYTES: u64 = 1 << 20;
@@ -292,12 +290,43 @@ impl From<RuleViolation> for Refusal {
     }
 }
 
+/// A refusal from one of the library commands (archive, restore) for a
+/// person: the sentence, and how to get what they wanted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl From<Refusal> for Refused {
+    fn from(r: Refusal) -> Self {
+        Self {
+            message: r.error,
+            hint: r.hint,
+        }
+    }
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Refused {}
+
 type Step<T> = std::result::Result<T, Refusal>;
 
 /// A successful call.
 #[derive(Debug)]
 struct Done {
     message: String,
+    /// The skill written (or deleted), so callers need not resolve it again.
+    qualified_id: String,
     path: PathBuf,
     replacements: Option<usize>,
     warnings: Vec<String>,
@@ -308,6 +337,7 @@ impl Done {
         let mut out = json!({
             "success": true,
             "message": self.message,
+            "qualified_id": self.qualified_id,
             "path": self.path.to_string_lossy(),
         });
         if let Some(n) = self.replacements {
@@ -829,6 +859,7 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
         None => "the user skills folder".to_owned(),
     };
     Ok(Done {
+        qualified_id: identity.qualified_id,
         message: format!(
             "Created skill '{name}' in {place}. Add reference files with action 'write_file' (e.g. file_path 'references/notes.md')."
         ),
@@ -871,7 +902,7 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
     let before = Some(skill.description.as_str());
     let valid = validate_skill_md(content, SkillMdCheck::Change { before })?;
     check_keeps_name(&skill, &valid.name)?;
-    review::check_may_touch(origin, &skill)?;
+    review::check_may_touch(&ctx.home, origin, &skill)?;
     review::check_viewed(origin, &skill, &skill.path, "SKILL.md")?;
     prescan(ctx, "SKILL.md", content)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
@@ -882,6 +913,7 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
         .is_ok_and(|old| old.is_some_and(|old| old == content.as_bytes()))
     {
         return Ok(Done {
+            qualified_id: skill.qualified_id(),
             message: format!(
                 "SKILL.md of '{}' already has this content; nothing changed.",
                 skill.name
@@ -900,6 +932,7 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
     };
     write_recorded(ctx, origin, &identity_of(&skill), change, None)?;
     Ok(Done {
+        qualified_id: skill.qualified_id(),
         message: format!("Replaced SKILL.md of '{}'.", skill.name),
         path: skill.path,
         replacements: None,
@@ -931,7 +964,7 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
         Some(rel) => (skill.skill_dir.join(rel), rel.to_owned()),
         None => (skill.path.clone(), "SKILL.md".to_owned()),
     };
-    review::check_may_touch(origin, &skill)?;
+    review::check_may_touch(&ctx.home, origin, &skill)?;
     review::check_viewed(origin, &skill, &target, &label)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
     let folder = open_skill(ctx, &skill)?;
@@ -989,6 +1022,7 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
     write_recorded(ctx, origin, &identity_of(&skill), change, Some(&scan))?;
     let plural = if replacements == 1 { "" } else { "s" };
     Ok(Done {
+        qualified_id: skill.qualified_id(),
         message: format!(
             "Patched {label} of '{}' ({replacements} replacement{plural}).",
             skill.name
@@ -1017,7 +1051,7 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
     validate_support_size(body.len())?;
     let skill = find_skill(ctx, &args.name)?;
     let target = skill.skill_dir.join(rel);
-    review::check_may_touch(origin, &skill)?;
+    review::check_may_touch(&ctx.home, origin, &skill)?;
     if target.exists() {
         review::check_viewed(origin, &skill, &target, rel)?;
     }
@@ -1031,6 +1065,7 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
         .is_ok_and(|old| old.is_some_and(|old| old == body.as_bytes()))
     {
         return Ok(Done {
+            qualified_id: skill.qualified_id(),
             message: format!(
                 "'{rel}' of '{}' already has this content; nothing changed.",
                 skill.name
@@ -1050,6 +1085,7 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
     write_recorded(ctx, origin, &identity_of(&skill), change, None)?;
     let verb = if existed { "Replaced" } else { "Wrote" };
     Ok(Done {
+        qualified_id: skill.qualified_id(),
         message: format!("{verb} '{rel}' in skill '{}'.", skill.name),
         path: place.path,
         replacements: None,
@@ -1069,7 +1105,7 @@ fn remove_file(
     validate_support_path(rel)?;
     let skill = find_skill(ctx, &args.name)?;
     let target = skill.skill_dir.join(rel);
-    review::check_may_touch(origin, &skill)?;
+    review::check_may_touch(&ctx.home, origin, &skill)?;
     review::check_viewed(origin, &skill, &target, rel)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
     let folder = open_skill(ctx, &skill)?;
@@ -1102,6 +1138,7 @@ fn remove_file(
             ))
         })?;
     Ok(Done {
+        qualified_id: skill.qualified_id(),
         message: format!("Removed '{rel}' from skill '{}'.", skill.name),
         path: place.path,
         replacements: None,
@@ -1111,7 +1148,7 @@ fn remove_file(
 
 fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -> Step<Done> {
     let skill = find_skill(ctx, &args.name)?;
-    review::check_may_touch(origin, &skill)?;
+    review::check_may_touch(&ctx.home, origin, &skill)?;
     let absorbed = args
         .absorbed_into
         .as_deref()
@@ -1124,16 +1161,67 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
         ))
         .hint("Patch the umbrella skill with this skill's useful content first, then delete with absorbed_into set to its name."));
     }
+    // The user keeps a pinned skill; the model in the foreground may still
+    // patch it (the review may not touch it at all, see `review`).
+    if origin.actor == Actor::Agent && crate::pins::is_pinned(&ctx.home, &skill.qualified_id()) {
+        return Err(Refusal::new(format!(
+            "'{}' is pinned, so it cannot be deleted; patches to it are still allowed",
+            skill.name
+        ))
+        .hint(crate::pins::unpin_hint(&skill.name)));
+    }
     if let Some(target) = absorbed {
         check_absorbed_into(ctx, &skill, target)?;
     }
     check_delete_target(ctx, &skill)?;
+    // The review never destroys: what it retires goes to the archive.
+    let removal = if origin.actor == Actor::Review {
+        Removal::Archive(absorbed)
+    } else {
+        Removal::Delete
+    };
+    let (message, path) = take_away(ctx, &skill, origin.actor, removal)?;
+    let message = match (removal, absorbed) {
+        (Removal::Archive(_), Some(a)) => format!("{message} Its content was merged into '{a}'."),
+        (Removal::Delete, Some(a)) => format!(
+            "Deleted skill '{}'. Its content lives on in '{a}'. `knack skills rollback {}` brings it back.",
+            skill.name,
+            skill.qualified_id()
+        ),
+        _ => message,
+    };
+    Ok(Done {
+        qualified_id: skill.qualified_id(),
+        message,
+        path,
+        replacements: None,
+        warnings: Vec::new(),
+    })
+}
+
+/// How a skill leaves its root: removed, or moved into the archive (with the
+/// skill it was merged into, if any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Removal<'a> {
+    Delete,
+    Archive(Option<&'a str>),
+}
+
+/// Deletes or archives `skill` (already checked by the caller) under its
+/// lock, keeping the version in history. Returns the message and the path
+/// (the archive folder, or the skill folder that is gone).
+fn take_away(
+    ctx: &ManageContext,
+    skill: &Skill,
+    actor: Actor,
+    removal: Removal<'_>,
+) -> Step<(String, PathBuf)> {
     let _lock = lock(ctx, &skill.skill_dir)?;
-    let folder = open_skill(ctx, &skill)?;
-    let pending = history::begin(&ctx.home, &identity_of(&skill), Some(&folder))
+    let folder = open_skill(ctx, skill)?;
+    let pending = history::begin(&ctx.home, &identity_of(skill), Some(&folder))
         .map_err(|e| internal("cannot keep history", e))?;
     drop(folder);
-    let root_path = root_path(ctx, &skill);
+    let root_path = root_path(ctx, skill);
     let parts: Vec<&str> = skill.id.split('/').collect();
     let (folder_name, categories) = parts.split_last().unwrap_or((&"", &[]));
     // The folder is removed or moved relative to its parent's handle, opened
@@ -1152,72 +1240,58 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
                 .unwrap_or_else(|| internal("cannot open the skill's parent folder", e)));
         }
     };
-    let (message, path) = if origin.actor == Actor::Review {
-        let archive = archive_path(ctx, &skill);
-        let archive_name = archive
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let moved = Base::open(&ctx.user_root()).and_then(|user_root| {
-            let (archive_dir, _) = beneath::create_dirs_at(user_root.fd.as_fd(), &[ARCHIVE_DIR])?;
-            rustix::fs::renameat_with(
-                &parent.fd,
-                *folder_name,
-                &archive_dir,
-                archive_name.as_str(),
-                rustix::fs::RenameFlags::NOREPLACE,
-            )?;
-            rustix::fs::fsync(&archive_dir)?;
-            Ok(())
-        });
-        if let Err(e) = moved {
-            pending.discard();
-            return Err(internal("cannot archive the skill", e));
+    let (action, pending, message, path) = match removal {
+        Removal::Archive(absorbed) => {
+            let entry =
+                match archive::move_into_archive(ctx, skill, &parent, folder_name, actor, absorbed)
+                {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        pending.discard();
+                        return Err(internal("cannot archive the skill", e));
+                    }
+                };
+            let path = archive::archive_dir(&ctx.home).join(&entry);
+            (
+                "archive",
+                pending.archived_to(entry),
+                format!(
+                    "Archived skill '{}' to {}; `knack skills restore {}` brings it back.",
+                    skill.name,
+                    path.display(),
+                    skill.qualified_id()
+                ),
+                path,
+            )
         }
-        (
-            format!(
-                "Archived skill '{}' to {} (content merged into '{}').",
-                skill.name,
-                archive.display(),
-                absorbed.unwrap_or_default()
-            ),
-            archive,
-        )
-    } else {
-        if let Err(e) = beneath::remove_tree_at(parent.fd.as_fd(), folder_name) {
-            pending.discard();
-            return Err(internal("cannot delete the skill folder", e));
+        Removal::Delete => {
+            if let Err(e) = beneath::remove_tree_at(parent.fd.as_fd(), folder_name) {
+                pending.discard();
+                return Err(internal("cannot delete the skill folder", e));
+            }
+            (
+                ManageAction::Delete.as_str(),
+                pending,
+                format!(
+                    "Deleted skill '{}'. `knack skills rollback {}` brings it back.",
+                    skill.name,
+                    skill.qualified_id()
+                ),
+                skill.skill_dir.clone(),
+            )
         }
-        let merged = absorbed
-            .map(|a| format!(" Its content lives on in '{a}'."))
-            .unwrap_or_default();
-        (
-            format!(
-                "Deleted skill '{}'.{merged} `knack skills rollback {}` brings it back.",
-                skill.name,
-                skill.qualified_id()
-            ),
-            skill.skill_dir.clone(),
-        )
     };
     let _ = rustix::fs::fsync(&parent.fd);
     if let Ok(root) = &root {
         paths::remove_empty_dirs_at(root, categories);
     }
-    pending
-        .commit(ManageAction::Delete.as_str(), origin.actor, None)
-        .map_err(|e| {
-            Refusal::new(format!(
-                "deleted '{}' but could not record it in history: {e}",
-                skill.name
-            ))
-        })?;
-    Ok(Done {
-        message,
-        path,
-        replacements: None,
-        warnings: Vec::new(),
-    })
+    pending.commit(action, actor, None).map_err(|e| {
+        Refusal::new(format!(
+            "{action}d '{}' but could not record it in history: {e}",
+            skill.name
+        ))
+    })?;
+    Ok((message, path))
 }
 
 fn check_absorbed_into(ctx: &ManageContext, skill: &Skill, target: &str) -> Step<()> {
@@ -1274,23 +1348,6 @@ fn check_delete_target(ctx: &ManageContext, skill: &Skill) -> Step<()> {
         )));
     }
     Ok(())
-}
-
-fn archive_path(ctx: &ManageContext, skill: &Skill) -> PathBuf {
-    let base = skill
-        .skill_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| skill.name.clone());
-    let stamp = crate::clock::compact(std::time::SystemTime::now());
-    let dir = ctx.user_root().join(ARCHIVE_DIR);
-    let mut candidate = dir.join(format!("{base}-{stamp}"));
-    let mut n = 2;
-    while candidate.exists() {
-        candidate = dir.join(format!("{base}-{stamp}-{n}"));
-        n += 1;
-    }
-    candidate
 }
 
 #[cfg(test)]

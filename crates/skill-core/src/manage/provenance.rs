@@ -17,12 +17,17 @@ pub struct Provenance {
     pub created_at: Option<String>,
 }
 
+/// The sidecar's record alone, when there is a readable one.
+pub fn sidecar(skill_dir: &Path) -> Option<Provenance> {
+    let text = std::fs::read_to_string(skill_dir.join(PROVENANCE_FILE)).ok()?;
+    serde_json::from_str::<Provenance>(&text)
+        .ok()
+        .filter(|p| !p.created_by.trim().is_empty())
+}
+
 /// The sidecar's record, else the frontmatter's `created_by`, else `user`.
 pub fn provenance(skill_dir: &Path) -> Provenance {
-    if let Ok(text) = std::fs::read_to_string(skill_dir.join(PROVENANCE_FILE))
-        && let Ok(p) = serde_json::from_str::<Provenance>(&text)
-        && !p.created_by.trim().is_empty()
-    {
+    if let Some(p) = sidecar(skill_dir) {
         return p;
     }
     let from_frontmatter = std::fs::read_to_string(skill_dir.join("SKILL.md"))

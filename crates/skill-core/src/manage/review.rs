@@ -1,15 +1,29 @@
 //! What the background review may do: only skills the agent created on the
-//! user root, and only files it has read with skill_view in this review.
+//! user root and the user has not pinned, and only files it has read with
+//! skill_view in this review.
 
 use std::fs;
 use std::path::Path;
 
+use knack_config::KnackHome;
+
 use super::{Actor, Refusal, WriteOrigin, provenance};
 use crate::skill::{Scope, Skill};
 
-pub(crate) fn check_may_touch(origin: &WriteOrigin<'_>, skill: &Skill) -> Result<(), Refusal> {
+pub(crate) fn check_may_touch(
+    home: &KnackHome,
+    origin: &WriteOrigin<'_>,
+    skill: &Skill,
+) -> Result<(), Refusal> {
     if origin.actor != Actor::Review {
         return Ok(());
+    }
+    if crate::pins::is_pinned(home, &skill.qualified_id()) {
+        return Err(Refusal::new(format!(
+            "'{}' is pinned: the background review may not change it in any way",
+            skill.name
+        ))
+        .hint(crate::pins::unpin_hint(&skill.name)));
     }
     if skill.scope != Scope::User {
         return Err(Refusal::new(format!(

@@ -757,8 +757,9 @@ fn json_arguments_are_checked_before_anything_runs() {
     ok(&v);
     assert_eq!(
         v.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["success", "message", "path"]
+        ["success", "message", "qualified_id", "path"]
     );
+    assert_eq!(v["qualified_id"], "user:j");
 }
 
 #[test]
@@ -782,4 +783,121 @@ fn a_body_patch_is_not_refused_for_a_description_it_did_not_touch() {
     refused(&v, "the limit is 1024");
     let v = f.patch("wordy", &long, "Use when a shorter trigger is enough");
     ok(&v);
+}
+
+#[test]
+fn a_pinned_skill_is_off_limits_to_the_review_and_to_a_foreground_delete() {
+    let f = fixture();
+    ok(&f.create("kept", None, Actor::Agent));
+    crate::pins::set_pinned(&f.home, "user:kept", true).unwrap();
+    let viewed: HashSet<PathBuf> = [fs::canonicalize(f.skills().join("kept/SKILL.md")).unwrap()]
+        .into_iter()
+        .collect();
+    let mut p = SkillManageArgs::new(ManageAction::Patch, "kept");
+    p.old_string = Some("first step".into());
+    p.new_string = Some("1st step".into());
+    let v = skill_manage(&f.ctx, &p, &WriteOrigin::review(&viewed));
+    refused(&v, "is pinned: the background review may not change it");
+    assert!(
+        v["hint"]
+            .as_str()
+            .unwrap()
+            .contains("knack skills unpin kept"),
+        "{v}"
+    );
+    let mut d = SkillManageArgs::new(ManageAction::Delete, "kept");
+    d.absorbed_into = Some("kept".into());
+    refused(
+        &skill_manage(&f.ctx, &d, &WriteOrigin::review(&viewed)),
+        "is pinned",
+    );
+    let d = SkillManageArgs::new(ManageAction::Delete, "kept");
+    let v = f.run(d.clone(), Actor::Agent);
+    refused(&v, "pinned, so it cannot be deleted");
+    assert!(
+        v["hint"]
+            .as_str()
+            .unwrap()
+            .contains("knack skills unpin kept"),
+        "{v}"
+    );
+    // The foreground may still patch it, and the user may still delete it.
+    ok(&f.run(p, Actor::Agent));
+    assert!(f.skills().join("kept").is_dir());
+    ok(&f.run(d, Actor::User));
+    assert!(!f.skills().join("kept").exists());
+}
+
+#[test]
+fn archive_and_restore_move_the_same_folder_and_keep_history() {
+    let f = fixture();
+    ok(&f.create("old", Some("ops"), Actor::User));
+    let dir = f.skills().join("ops/old");
+    fs::write(dir.join("odd bytes"), b"\xff\x00\r\n").unwrap();
+    let before = tree(&dir);
+    let archived = archive::archive(&f.ctx, "old", Actor::User).unwrap();
+    assert_eq!(archived.record.qualified_id, "user:ops/old");
+    assert!(!dir.exists() && !f.skills().join("ops").exists());
+    assert_eq!(archive::archived_skills(&f.home), vec![archived.clone()]);
+    assert_eq!(tree(&archived.path), before);
+    let (set, _) = crate::discover(&f.ctx.options);
+    assert_eq!(set.resolve("old"), Resolution::NotFound);
+
+    // A new skill under the name blocks the restore; both paths are named.
+    ok(&f.create("old", None, Actor::User));
+    let err = archive::restore(&f.ctx, "old", Actor::User)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&f.skills().join("old").display().to_string()),
+        "{err}"
+    );
+    assert!(err.contains(&archived.path.display().to_string()), "{err}");
+    ok(&f.run(
+        SkillManageArgs::new(ManageAction::Delete, "user:old"),
+        Actor::User,
+    ));
+
+    let restored = archive::restore(&f.ctx, "user:ops/old", Actor::User).unwrap();
+    assert_eq!(restored.skill_dir, dir);
+    assert_eq!(tree(&dir), before);
+    assert!(archive::archived_skills(&f.home).is_empty());
+    let actions: Vec<String> = history::list(&f.home, "user:ops/old")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.action)
+        .collect();
+    assert_eq!(actions, ["create", "archive", "restore"]);
+    let err = archive::restore(&f.ctx, "old", Actor::User)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no archived skill named 'old'"), "{err}");
+}
+
+#[test]
+fn rolling_back_an_archive_brings_the_skill_back_and_drops_the_copy() {
+    let f = fixture();
+    ok(&f.create("merged", None, Actor::Agent));
+    ok(&f.create("umbrella", None, Actor::Agent));
+    let before = tree(&f.skills().join("merged"));
+    let mut d = SkillManageArgs::new(ManageAction::Delete, "merged");
+    d.absorbed_into = Some("umbrella".into());
+    let none = HashSet::new();
+    ok(&skill_manage(&f.ctx, &d, &WriteOrigin::review(&none)));
+    let records = archive::archived_skills(&f.home);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].record.absorbed_into.as_deref(), Some("umbrella"));
+    assert_eq!(records[0].record.actor, Actor::Review);
+    let last = history::list(&f.home, "merged").unwrap().pop().unwrap();
+    assert_eq!(
+        (last.action.as_str(), last.actor),
+        ("archive", Actor::Review)
+    );
+    history::rollback(&f.home, "merged", None).unwrap();
+    assert_eq!(tree(&f.skills().join("merged")), before);
+    assert!(archive::archived_skills(&f.home).is_empty());
+    assert_eq!(
+        fs::read_dir(archive::archive_dir(&f.home)).unwrap().count(),
+        0
+    );
 }

@@ -93,13 +93,7 @@ pub fn skills_answering(
             Some(skill) => skill,
             None => {
                 let key = &keys[i];
-                let half_at = body_at
-                    + if key.second_half {
-                        header.first_half_len
-                    } else {
-                        0
-                    };
-                read_record(&file, half_at, key)?.into_skill(options)?
+                read_record(&file, body_at, key)?.into_skill(options)?
             }
         };
         set.skills.push(skill);
@@ -119,11 +113,11 @@ fn root_of(key: &StoredKey<'_>) -> usize {
     usize::try_from(key.root).unwrap_or(usize::MAX)
 }
 
-/// One skill's record, read from the half of the body that starts at `half_at`.
-fn read_record(file: &std::fs::File, half_at: u64, key: &StoredKey<'_>) -> Option<StoredSkill> {
+/// One skill's record, read from the body that starts at `body_at`.
+fn read_record(file: &std::fs::File, body_at: u64, key: &StoredKey<'_>) -> Option<StoredSkill> {
     let len = usize::try_from(key.end.checked_sub(key.start)?).ok()?;
     let mut bytes = vec![0u8; len];
-    file.read_exact_at(&mut bytes, half_at + u64::from(key.start))
+    file.read_exact_at(&mut bytes, body_at + u64::from(key.start))
         .ok()?;
     postcard::from_bytes(&bytes).ok()
 }

@@ -437,12 +437,60 @@ fn project_skills_need_a_trusted_repository() {
     config.skills.trusted_projects = vec![repo.path("").to_string_lossy().into_owned()];
     let options = DiscoveryOptions::resolve(&khome, &config, &cwd);
     let set = skill_core::discover(&options).0;
-    assert_eq!(names(&set), vec!["project:deep-proj", "project:proj"]);
+    // The second project root (deeper in the tree) has a namespace of its own.
+    assert_eq!(names(&set), vec!["project-2:deep-proj", "project:proj"]);
 
     config.skills.project_discovery = false;
     assert_eq!(
         DiscoveryOptions::resolve(&khome, &config, &cwd).roots.len(),
         1
+    );
+}
+
+#[test]
+fn nested_project_roots_with_the_same_skill_are_both_reachable() {
+    let repo = Tree::new();
+    let home = Tree::new();
+    std::fs::create_dir_all(repo.path(".git")).unwrap();
+    repo.skill(".knack/skills/x", "x", "Use when x (repository)")
+        .skill(".agents/skills/y", "y", "Use when y (repository)")
+        .skill("svc/.knack/skills/x", "x", "Use when x (service)");
+    std::fs::create_dir_all(home.path("skills")).unwrap();
+    let khome = knack_config::KnackHome::at(home.path(""));
+    let mut config = knack_config::Config::default();
+    config.skills.trusted_projects = vec![repo.path("").to_string_lossy().into_owned()];
+    let options = DiscoveryOptions::resolve(&khome, &config, &repo.path("svc"));
+    let scopes: Vec<(&str, &str)> = options
+        .roots
+        .iter()
+        .map(|r| (r.scope.namespace(), r.scope.label()))
+        .collect();
+    // Present roots only, from the repository root down to the working directory.
+    assert_eq!(
+        scopes,
+        vec![
+            ("project", "project"),
+            ("project-2", "project"),
+            ("project-3", "project"),
+            ("user", "user")
+        ]
+    );
+    let set = skill_core::discover(&options).0;
+    assert_eq!(names(&set), vec!["project-3:x", "project:x", "project-2:y"]);
+    for (qid, marker) in [("project:x", "(repository)"), ("project-3:x", "(service)")] {
+        match set.resolve(qid) {
+            Resolution::Found(s) => assert!(s.description.contains(marker), "{qid}"),
+            other => panic!("{qid}: {other:?}"),
+        }
+    }
+    // The bare name stays ambiguous; nothing is skipped for a shared id.
+    assert!(matches!(set.resolve("x"), Resolution::Ambiguous(c) if c.len() == 2));
+    assert!(
+        !skill_core::doctor_report(&set)
+            .iter()
+            .any(|e| e.status == EntryStatus::Skipped),
+        "{:?}",
+        skill_core::doctor_report(&set)
     );
 }
 

@@ -153,4 +153,11 @@ impl SkillSource for GitSource {
             })
         })
     }
+
+    fn fetch_root<'a>(
+        &'a self,
+        ctx: &'a FetchContext<'a>,
+    ) -> BoxFuture<'a, Result<Option<PathBuf>>> {
+        Box::pin(async move { self.checkout(ctx).await.map(Some) })
+    }
 }

@@ -1,6 +1,8 @@
 //! `github:owner/repo[/path][@ref]` through the GitHub REST API: the contents
 //! endpoint lists skills, the tarball endpoint fetches them. Base URL from `hub.github_api`.
 
+use std::path::PathBuf;
+
 use futures::future::BoxFuture;
 use serde::Deserialize;
 
@@ -96,6 +98,44 @@ impl GitHubSource {
             tags,
         })
     }
+
+    /// Downloads the repository's tarball into the scratch folder and
+    /// returns the folder the identifier's path names inside it.
+    async fn download_root(&self, ctx: &FetchContext<'_>) -> Result<PathBuf> {
+        let (owner, repo, path, reference) = self.parts();
+        let api = ctx.config.github_api.trim_end_matches('/');
+        let mut url = format!("{api}/repos/{owner}/{repo}/tarball");
+        if let Some(r) = reference {
+            url.push_str(&format!("/{r}"));
+        }
+        let req = Request {
+            accept: Some(JSON),
+            github: true,
+            progress: Some("downloading from GitHub"),
+        };
+        let bytes = ctx.net.get(&url, req).await?.ok_or_else(|| {
+            Error::Fetch(format!(
+                "github:{owner}/{repo}{} was not found (HTTP 404); a private repository needs GITHUB_TOKEN",
+                reference.map(|r| format!("@{r}")).unwrap_or_default()
+            ))
+        })?;
+        let out = ctx.scratch.join("tarball");
+        std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
+        unpack_tar_gz(&bytes[..], &out, ctx.limits)?;
+        // GitHub wraps the tree in one `<owner>-<repo>-<sha>/` folder.
+        let tops: Vec<PathBuf> = std::fs::read_dir(&out)
+            .map_err(|e| Error::io(&out, e))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        let [top] = tops.as_slice() else {
+            return Err(Error::Fetch(format!(
+                "the tarball of github:{owner}/{repo} does not have one top-level folder"
+            )));
+        };
+        sub_dir(top, path, &self.id)
+    }
 }
 
 impl SkillSource for GitHubSource {
@@ -156,43 +196,18 @@ impl SkillSource for GitHubSource {
 
     fn fetch<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Fetched>> {
         Box::pin(async move {
-            let (owner, repo, path, reference) = self.parts();
-            let api = ctx.config.github_api.trim_end_matches('/');
-            let mut url = format!("{api}/repos/{owner}/{repo}/tarball");
-            if let Some(r) = reference {
-                url.push_str(&format!("/{r}"));
-            }
-            let req = Request {
-                accept: Some(JSON),
-                github: true,
-                progress: Some("downloading from GitHub"),
-            };
-            let bytes = ctx.net.get(&url, req).await?.ok_or_else(|| {
-                Error::Fetch(format!(
-                    "github:{owner}/{repo}{} was not found (HTTP 404); a private repository needs GITHUB_TOKEN",
-                    reference.map(|r| format!("@{r}")).unwrap_or_default()
-                ))
-            })?;
-            let out = ctx.scratch.join("tarball");
-            std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
-            unpack_tar_gz(&bytes[..], &out, ctx.limits)?;
-            // GitHub wraps the tree in one `<owner>-<repo>-<sha>/` folder.
-            let tops: Vec<std::path::PathBuf> = std::fs::read_dir(&out)
-                .map_err(|e| Error::io(&out, e))?
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect();
-            let [top] = tops.as_slice() else {
-                return Err(Error::Fetch(format!(
-                    "the tarball of github:{owner}/{repo} does not have one top-level folder"
-                )));
-            };
-            let root = sub_dir(top, path, &self.id)?;
+            let root = self.download_root(ctx).await?;
             Ok(Fetched {
                 dir: select_skill(&root, &self.id)?,
                 category: None,
             })
         })
+    }
+
+    fn fetch_root<'a>(
+        &'a self,
+        ctx: &'a FetchContext<'a>,
+    ) -> BoxFuture<'a, Result<Option<PathBuf>>> {
+        Box::pin(async move { self.download_root(ctx).await.map(Some) })
     }
 }

@@ -30,8 +30,14 @@ impl LocalSource {
     /// the archive or single SKILL.md placed in the scratch folder.
     fn materialize(&self, ctx: &FetchContext<'_>) -> Result<std::path::PathBuf> {
         let path = self.path();
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::Fetch(format!("cannot read {}: {e}", path.display())))?;
+        let meta = std::fs::metadata(path).map_err(|e| match subdir_written(path) {
+            Some(meant) => Error::Identifier(format!(
+                "{} does not exist; a folder on disk takes the path of the skill inside it, not #subdir (that is for git+ identifiers): {}",
+                path.display(),
+                meant.display()
+            )),
+            None => Error::Fetch(format!("cannot read {}: {e}", path.display())),
+        })?;
         if meta.is_dir() {
             return Ok(path.to_path_buf());
         }
@@ -66,6 +72,16 @@ impl LocalSource {
     }
 }
 
+/// `/dir#sub/skill` written as for a git repository, when `/dir` exists:
+/// the path that was meant, `/dir/sub/skill`.
+fn subdir_written(path: &Path) -> Option<std::path::PathBuf> {
+    let text = path.to_str()?;
+    let (dir, sub) = text.rsplit_once('#')?;
+    let sub = sub.trim_matches('/');
+    (!dir.is_empty() && !sub.is_empty() && Path::new(dir).is_dir())
+        .then(|| Path::new(dir).join(sub))
+}
+
 impl SkillSource for LocalSource {
     fn identifier(&self) -> &Identifier {
         &self.id
@@ -93,5 +109,12 @@ impl SkillSource for LocalSource {
                 category: None,
             })
         })
+    }
+
+    fn fetch_root<'a>(
+        &'a self,
+        ctx: &'a FetchContext<'a>,
+    ) -> BoxFuture<'a, Result<Option<std::path::PathBuf>>> {
+        Box::pin(async move { self.materialize(ctx).map(Some) })
     }
 }

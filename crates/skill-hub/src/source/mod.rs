@@ -51,6 +51,21 @@ impl SkillMeta {
     }
 }
 
+/// One skill of a collection, as the list of choices shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Member {
+    pub name: String,
+    pub description: String,
+    /// The skill's folder inside the collection (`/`-separated, empty for
+    /// the collection's own folder).
+    pub path: String,
+    /// What installs exactly this skill; `None` when the source cannot name
+    /// one skill of several (an archive holding many).
+    pub identifier: Option<String>,
+    #[serde(skip)]
+    pub tags: Vec<String>,
+}
+
 /// What a fetch needs: the network, the caps, the config and a private scratch folder.
 pub struct FetchContext<'a> {
     pub(crate) net: &'a Net,
@@ -76,8 +91,19 @@ pub trait SkillSource: Send + Sync {
     /// Every skill this identifier covers.
     fn list<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Vec<SkillMeta>>>;
 
-    /// Fetches the one skill this identifier names.
+    /// Fetches the one skill this identifier names; a collection of several
+    /// is [`Error::Collection`].
     fn fetch<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Fetched>>;
+
+    /// Fetches everything the identifier covers as one folder, so a whole
+    /// collection is installed from one clone or download. `None`: the
+    /// source serves its skills one by one (an index, the official skills).
+    fn fetch_root<'a>(
+        &'a self,
+        _ctx: &'a FetchContext<'a>,
+    ) -> BoxFuture<'a, Result<Option<PathBuf>>> {
+        Box::pin(async { Ok(None) })
+    }
 
     /// The skills whose metadata matches `query` (all of them for an empty query).
     fn search<'a>(
@@ -137,54 +163,74 @@ pub(crate) fn meta_from_text(
     Some((name, description, fm.tags))
 }
 
-/// The skills of a tree on disk, each with the identifier that installs it.
-pub(crate) fn list_tree(root: &Path, id: &Identifier, trust: TrustLevel) -> Vec<SkillMeta> {
+/// The skills of a tree on disk (found as [`skills_in_tree`] finds them),
+/// each with the identifier that installs it alone. A SKILL.md that cannot
+/// be read is listed under its folder name, so the refusal names it later.
+pub(crate) fn members_of(root: &Path, id: &Identifier) -> Vec<Member> {
+    read_members(root, id).into_iter().map(|(m, _)| m).collect()
+}
+
+/// [`members_of`], each with whether its SKILL.md could be read.
+fn read_members(root: &Path, id: &Identifier) -> Vec<(Member, bool)> {
     skills_in_tree(root)
         .into_iter()
-        .filter_map(|rel| {
-            let (name, description, tags) = read_meta(&root.join(&rel))?;
+        .map(|rel| {
+            let meta = read_meta(&root.join(&rel));
+            let readable = meta.is_some();
+            let (name, description, tags) = meta.unwrap_or_else(|| {
+                let folder = rel.rsplit('/').next().unwrap_or_default().to_owned();
+                (folder, String::new(), Vec::new())
+            });
             let identifier = if rel.is_empty() {
-                id.clone()
+                Some(id.clone())
             } else {
-                id.child(&rel)?
+                id.child(&rel)
             };
-            Some(SkillMeta {
+            let member = Member {
                 name,
                 description,
-                identifier: identifier.to_string(),
+                identifier: identifier.map(|i| i.to_string()),
+                path: rel,
+                tags,
+            };
+            (member, readable)
+        })
+        .collect()
+}
+
+/// The skills of a tree on disk that read well and can be installed by
+/// their own identifier, as search lists them.
+pub(crate) fn list_tree(root: &Path, id: &Identifier, trust: TrustLevel) -> Vec<SkillMeta> {
+    read_members(root, id)
+        .into_iter()
+        .filter(|(_, readable)| *readable)
+        .filter_map(|(m, _)| {
+            Some(SkillMeta {
+                identifier: m.identifier?,
+                name: m.name,
+                description: m.description,
                 source: id.source_kind().to_owned(),
                 trust,
-                tags,
+                tags: m.tags,
             })
         })
         .collect()
 }
 
 /// The single skill of a tree: the root itself when it holds SKILL.md, else
-/// its only skill; several skills is an error that lists how to pick one.
+/// its only skill; several skills is [`Error::Collection`], which lists them.
 pub(crate) fn select_skill(root: &Path, id: &Identifier) -> Result<PathBuf> {
     if root.join("SKILL.md").is_file() {
         return Ok(root.to_path_buf());
     }
-    let found = skills_in_tree(root);
-    match found.as_slice() {
-        [] => Err(Error::Invalid(format!("{id} holds no SKILL.md"))),
-        [one] => Ok(root.join(one)),
-        many => {
-            let choices: Vec<String> = many
-                .iter()
-                .take(20)
-                .map(|rel| match id.child(rel) {
-                    Some(child) => child.to_string(),
-                    None => rel.clone(),
-                })
-                .collect();
-            Err(Error::Identifier(format!(
-                "{id} holds {} skills; name one of them: {}",
-                many.len(),
-                choices.join(", ")
-            )))
-        }
+    let mut members = members_of(root, id);
+    match members.len() {
+        0 => Err(Error::Invalid(format!("{id} holds no SKILL.md"))),
+        1 => Ok(root.join(members.remove(0).path)),
+        _ => Err(Error::Collection {
+            identifier: id.to_string(),
+            members,
+        }),
     }
 }
 

@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use skill_bundle::{BundleTree, BundledSkill, Lookup};
 use skill_guard::TrustLevel;
 
-use super::{FetchContext, Fetched, SkillMeta, SkillSource, meta_from_text};
+use super::{FetchContext, Fetched, Member, SkillMeta, SkillSource, meta_from_text};
 use crate::identifier::Identifier;
 use crate::{Error, Result};
 
@@ -28,6 +28,18 @@ impl OfficialSource {
             Identifier::Official { path } => path.as_deref(),
             _ => None,
         }
+    }
+
+    /// The official skills this identifier covers: all of them, those of a
+    /// category, or the one it names.
+    fn covered<'t>(&'t self, tree: &'t BundleTree) -> impl Iterator<Item = &'t BundledSkill> + 't {
+        let prefix = self.path().map(|p| format!("{p}/"));
+        tree.skills()
+            .iter()
+            .filter(move |s| match (&prefix, self.path()) {
+                (Some(pre), Some(p)) => s.id == p || s.id.starts_with(pre.as_str()),
+                _ => true,
+            })
     }
 }
 
@@ -66,45 +78,54 @@ impl SkillSource for OfficialSource {
     fn list<'a>(&'a self, _ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Vec<SkillMeta>>> {
         Box::pin(async move {
             let tree = tree()?;
-            let prefix = self.path().map(|p| format!("{p}/"));
-            Ok(tree
-                .skills()
-                .iter()
-                .filter(|s| match (&prefix, self.path()) {
-                    (Some(pre), Some(p)) => s.id == p || s.id.starts_with(pre.as_str()),
-                    _ => true,
-                })
-                .map(|s| meta(&tree, s))
-                .collect())
+            Ok(self.covered(&tree).map(|s| meta(&tree, s)).collect())
         })
     }
 
     fn fetch<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Fetched>> {
         Box::pin(async move {
             let tree = tree()?;
-            let Some(path) = self.path() else {
-                return Err(Error::Identifier(
-                    "name an official skill: official/<category>/<name> (see `knack skills browse --source official`)".into(),
-                ));
+            let found = match self.path() {
+                Some(path) => tree.find(path),
+                None => Lookup::NotFound,
             };
-            let skill = match tree.skill(path) {
-                Some(s) => s,
-                None => match tree.find(path) {
-                    Lookup::Found(s) => s,
-                    Lookup::Ambiguous(list) => {
-                        let ids: Vec<String> =
-                            list.iter().map(|s| format!("official/{}", s.id)).collect();
-                        return Err(Error::Identifier(format!(
-                            "official/{path} is ambiguous: {}",
-                            ids.join(", ")
-                        )));
-                    }
-                    Lookup::NotFound => {
-                        return Err(Error::Fetch(format!(
-                            "there is no official skill '{path}' (see `knack skills browse --source official`)"
-                        )));
-                    }
-                },
+            let skill = match found {
+                Lookup::Found(s) => s,
+                Lookup::Ambiguous(list) => {
+                    let ids: Vec<String> =
+                        list.iter().map(|s| format!("official/{}", s.id)).collect();
+                    return Err(Error::Identifier(format!(
+                        "{} is ambiguous: {}",
+                        self.id,
+                        ids.join(", ")
+                    )));
+                }
+                // `official` or `official/<category>`: the skills it covers.
+                Lookup::NotFound if self.covered(&tree).next().is_some() => {
+                    let members = self
+                        .covered(&tree)
+                        .map(|s| {
+                            let m = meta(&tree, s);
+                            Member {
+                                name: m.name,
+                                description: m.description,
+                                path: s.id.clone(),
+                                identifier: Some(m.identifier),
+                                tags: m.tags,
+                            }
+                        })
+                        .collect();
+                    return Err(Error::Collection {
+                        identifier: self.id.to_string(),
+                        members,
+                    });
+                }
+                Lookup::NotFound => {
+                    return Err(Error::Fetch(format!(
+                        "there is no official skill '{}' (see `knack skills browse --source official`)",
+                        self.path().unwrap_or_default()
+                    )));
+                }
             };
             let dir = ctx.scratch.join(skill.name());
             for (rel, bytes) in tree.skill_files(skill) {

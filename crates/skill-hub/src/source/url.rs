@@ -83,4 +83,11 @@ impl SkillSource for UrlSource {
             })
         })
     }
+
+    fn fetch_root<'a>(
+        &'a self,
+        ctx: &'a FetchContext<'a>,
+    ) -> BoxFuture<'a, Result<Option<std::path::PathBuf>>> {
+        Box::pin(async move { self.download(ctx).await.map(Some) })
+    }
 }

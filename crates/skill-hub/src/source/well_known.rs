@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::{FetchContext, Fetched, SkillMeta, SkillSource, select_skill};
+use super::{FetchContext, Fetched, Member, SkillMeta, SkillSource, select_skill};
 use crate::identifier::Identifier;
 use crate::net::Request;
 use crate::safe_tree::unpack_tar_gz;
@@ -85,6 +85,14 @@ impl WellKnownSource {
         )))
     }
 
+    /// The identifier of one skill of this site's index.
+    fn named(&self, name: &str) -> Identifier {
+        Identifier::WellKnown {
+            base: self.parts().0.to_owned(),
+            name: Some(name.to_owned()),
+        }
+    }
+
     fn usable(entry: &Entry, fallback: bool) -> bool {
         skill_core::validate::validate_name(&entry.name).is_ok()
             && match entry.kind.as_deref() {
@@ -148,7 +156,7 @@ impl SkillSource for WellKnownSource {
 
     fn list<'a>(&'a self, ctx: &'a FetchContext<'a>) -> BoxFuture<'a, Result<Vec<SkillMeta>>> {
         Box::pin(async move {
-            let (base, only) = self.parts();
+            let (_, only) = self.parts();
             let index = self.index(ctx).await?;
             let trust = self.id.trust(ctx.config);
             Ok(index
@@ -159,11 +167,7 @@ impl SkillSource for WellKnownSource {
                 .map(|e| SkillMeta {
                     name: e.name.clone(),
                     description: e.description.clone(),
-                    identifier: Identifier::WellKnown {
-                        base: base.to_owned(),
-                        name: Some(e.name.clone()),
-                    }
-                    .to_string(),
+                    identifier: self.named(&e.name).to_string(),
                     source: "well-known".into(),
                     trust,
                     tags: Vec::new(),
@@ -191,17 +195,20 @@ impl SkillSource for WellKnownSource {
                     })?,
                 None if usable.len() == 1 => usable[0],
                 None => {
-                    let names: Vec<String> = usable
+                    let members = usable
                         .iter()
-                        .take(20)
-                        .map(|e| format!("well-known:{base}#{}", e.name))
+                        .map(|e| Member {
+                            name: e.name.clone(),
+                            description: e.description.clone(),
+                            path: e.name.clone(),
+                            identifier: Some(self.named(&e.name).to_string()),
+                            tags: Vec::new(),
+                        })
                         .collect();
-                    return Err(Error::Identifier(format!(
-                        "{} lists {} skills; name one of them: {}",
-                        index.url,
-                        usable.len(),
-                        names.join(", ")
-                    )));
+                    return Err(Error::Collection {
+                        identifier: self.id.to_string(),
+                        members,
+                    });
                 }
             };
             let what = format!("'{}'", entry.name);

@@ -59,8 +59,8 @@ impl Home {
     pub fn install(&self, id: &str, force: bool) -> Result<skill_hub::Installed, String> {
         let hub = self.hub();
         let opts = skill_hub::InstallOptions {
-            category: None,
             force,
+            ..Default::default()
         };
         let staged = block_on(hub.stage_for_install(id, &opts)).map_err(|e| e.to_string())?;
         hub.install(staged, |_| Ok(())).map_err(|e| e.to_string())

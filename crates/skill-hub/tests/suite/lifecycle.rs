@@ -116,7 +116,7 @@ fn category_comes_from_the_option_and_is_kept() {
     let hub = home.hub();
     let opts = skill_hub::InstallOptions {
         category: Some("tools/dev".into()),
-        force: false,
+        ..Default::default()
     };
     let staged =
         block_on(hub.stage_for_install(&upstream.path().display().to_string(), &opts)).unwrap();

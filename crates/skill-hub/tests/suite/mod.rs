@@ -1,3 +1,4 @@
+mod collections;
 mod fixture;
 mod hostile;
 mod lifecycle;
