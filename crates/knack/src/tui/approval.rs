@@ -94,12 +94,7 @@ impl ApprovalQueue {
         };
         let width = area.width.min(72);
         let height = self.height(width).min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + area.height.saturating_sub(height) / 2,
-            width,
-            height,
-        };
+        let rect = super::centered(area, width, height);
         Clear.render(rect, buf);
         let waiting = self.pending.len() - 1;
         let mut title = " approval needed ".to_owned();

@@ -4,12 +4,13 @@
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use super::markdown;
+use super::picker::{FilterKey, filter_keys};
 use super::skills::SkillEntry;
 use super::theme::Theme;
 use super::wrap::truncate;
@@ -104,43 +105,22 @@ impl SkillsBrowser {
             return BrowserOutcome::Stay;
         }
         let shown = self.filtered(skills);
-        match key.code {
-            KeyCode::Esc if self.query.is_empty() => return BrowserOutcome::Close,
-            KeyCode::Esc => {
-                self.query.clear();
-                self.selected = 0;
-            }
-            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down => {
-                self.selected = (self.selected + 1).min(shown.len().saturating_sub(1));
-            }
-            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
-            KeyCode::PageDown => {
-                self.selected = (self.selected + 10).min(shown.len().saturating_sub(1));
-            }
-            KeyCode::Enter | KeyCode::Right => {
-                if let Some(entry) = shown.get(self.selected).and_then(|i| skills.get(*i)) {
-                    self.view = Some(SkillPage::open(entry));
+        match filter_keys(&mut self.query, &mut self.selected, &key, shown.len()) {
+            FilterKey::Handled => {}
+            FilterKey::Close => return BrowserOutcome::Close,
+            FilterKey::Other => match key.code {
+                KeyCode::Enter | KeyCode::Right => {
+                    if let Some(entry) = shown.get(self.selected).and_then(|i| skills.get(*i)) {
+                        self.view = Some(SkillPage::open(entry));
+                    }
                 }
-            }
-            KeyCode::Tab => {
-                if let Some(entry) = shown.get(self.selected).and_then(|i| skills.get(*i)) {
-                    return BrowserOutcome::Insert(format!("/skill {} ", entry.id));
+                KeyCode::Tab => {
+                    if let Some(entry) = shown.get(self.selected).and_then(|i| skills.get(*i)) {
+                        return BrowserOutcome::Insert(format!("/skill {} ", entry.id));
+                    }
                 }
-            }
-            KeyCode::Backspace => {
-                self.query.pop();
-                self.selected = 0;
-            }
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                self.query.push(c);
-                self.selected = 0;
-            }
-            _ => {}
+                _ => {}
+            },
         }
         BrowserOutcome::Stay
     }

@@ -45,6 +45,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::supports_keyboard_enhancement;
+use ratatui::layout::Rect;
 
 pub use app::{App, TuiExit};
 pub use connection::{AgentConnection, ChatOptions, SessionInfo, connect_agent};
@@ -54,6 +55,17 @@ pub use theme::Theme;
 
 /// Spinner frame rate; also how often the skill catalog is checked.
 const TICK: Duration = Duration::from_millis(100);
+
+/// A `width` × `height` box in the middle of `area` (for dialogs drawn over
+/// the transcript); `width` must not exceed the area's.
+pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    Rect {
+        x: area.x + area.width.saturating_sub(width) / 2,
+        y: area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    }
+}
 
 /// Where the input history lives.
 pub fn history_path(home: &KnackHome) -> std::path::PathBuf {

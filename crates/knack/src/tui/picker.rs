@@ -75,39 +75,20 @@ impl Picker {
 
     pub fn handle_key(&mut self, key: KeyEvent) -> PickerOutcome {
         let count = self.shown().len();
-        match key.code {
-            KeyCode::Esc if self.query.is_empty() => return PickerOutcome::Close,
-            KeyCode::Esc => {
-                self.query.clear();
-                self.selected = 0;
-            }
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                return PickerOutcome::Close;
-            }
-            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down => self.selected = (self.selected + 1).min(count.saturating_sub(1)),
-            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
-            KeyCode::PageDown => {
-                self.selected = (self.selected + 10).min(count.saturating_sub(1));
-            }
-            KeyCode::Enter => {
-                if let Some(row) = self.shown().get(self.selected) {
-                    return PickerOutcome::Chosen(row.value.clone());
+        match filter_keys(&mut self.query, &mut self.selected, &key, count) {
+            FilterKey::Handled => {}
+            FilterKey::Close => return PickerOutcome::Close,
+            FilterKey::Other => match key.code {
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    return PickerOutcome::Close;
                 }
-            }
-            KeyCode::Backspace => {
-                self.query.pop();
-                self.selected = 0;
-            }
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                self.query.push(c);
-                self.selected = 0;
-            }
-            _ => {}
+                KeyCode::Enter => {
+                    if let Some(row) = self.shown().get(self.selected) {
+                        return PickerOutcome::Chosen(row.value.clone());
+                    }
+                }
+                _ => {}
+            },
         }
         PickerOutcome::Stay
     }
@@ -251,10 +232,81 @@ fn parse_utc(text: &str) -> Option<i64> {
     Some(days * 86_400 + h * 3_600 + mi * 60 + s)
 }
 
+/// What a key did to a type-to-filter list.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum FilterKey {
+    /// It moved the selection or edited the query.
+    Handled,
+    /// Esc with an empty query: the list should close.
+    Close,
+    /// Not a list key: the caller's own keys (Enter, Tab, …) decide.
+    Other,
+}
+
+/// The keys every type-to-filter list shares (the session and model pickers,
+/// the skills browser): arrows and pages move the selection within `count`
+/// rows, typing and Backspace edit the query (and go back to the first row),
+/// Esc clears the query, or closes the list when it is already empty.
+pub(super) fn filter_keys(
+    query: &mut String,
+    selected: &mut usize,
+    key: &KeyEvent,
+    count: usize,
+) -> FilterKey {
+    let last = count.saturating_sub(1);
+    match key.code {
+        KeyCode::Esc if query.is_empty() => return FilterKey::Close,
+        KeyCode::Esc => {
+            query.clear();
+            *selected = 0;
+        }
+        KeyCode::Up => *selected = selected.saturating_sub(1),
+        KeyCode::Down => *selected = (*selected + 1).min(last),
+        KeyCode::PageUp => *selected = selected.saturating_sub(10),
+        KeyCode::PageDown => *selected = (*selected + 10).min(last),
+        KeyCode::Backspace => {
+            query.pop();
+            *selected = 0;
+        }
+        KeyCode::Char(c)
+            if !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            query.push(c);
+            *selected = 0;
+        }
+        _ => return FilterKey::Other,
+    }
+    FilterKey::Handled
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn list_keys_move_within_the_rows_edit_the_query_and_close_on_an_empty_esc() {
+        let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        let (mut query, mut selected) = (String::new(), 0);
+        let mut press = |code| filter_keys(&mut query, &mut selected, &key(code), 3);
+        assert_eq!(press(KeyCode::PageDown), FilterKey::Handled);
+        assert_eq!(press(KeyCode::Down), FilterKey::Handled);
+        assert_eq!(press(KeyCode::Enter), FilterKey::Other);
+        assert_eq!(press(KeyCode::Char('x')), FilterKey::Handled);
+        assert_eq!(press(KeyCode::Esc), FilterKey::Handled);
+        assert_eq!(press(KeyCode::Esc), FilterKey::Close);
+        assert_eq!((query.as_str(), selected), ("", 0));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(
+            filter_keys(&mut query, &mut selected, &ctrl_c, 3),
+            FilterKey::Other
+        );
+        selected = 1;
+        filter_keys(&mut query, &mut selected, &key(KeyCode::PageDown), 3);
+        assert_eq!(selected, 2, "never past the last row");
+    }
 
     #[test]
     fn ages_read_like_a_person_would_say_them() {

@@ -291,12 +291,7 @@ impl SecretPrompt {
             .map(|l| l.width().max(1).div_ceil(inner_width))
             .sum();
         let height = (rows as u16 + 2).min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + area.height.saturating_sub(height) / 2,
-            width,
-            height,
-        };
+        let rect = super::centered(area, width, height);
         Clear.render(rect, buf);
         let count = if self.asks.len() > 1 {
             format!(" ({} of {})", self.current + 1, self.asks.len())
