@@ -25,3 +25,4 @@ mod symlinks;
 mod sync;
 mod tool;
 mod tool_preview;
+mod trust;

@@ -123,7 +123,7 @@ pub struct ChatArgs {
     /// Continue a stored session: its id or a unique start of it (see `knack sessions list`)
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
-    /// Preload a skill into the first turn (repeatable)
+    /// Preload a skill for the session (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,
     #[command(flatten)]
@@ -166,6 +166,10 @@ pub enum SkillsCommand {
     Pin(SkillNameArg),
     /// Lift a pin (see `knack skills pin`)
     Unpin(SkillNameArg),
+    /// Let the git repository holding PATH (default: here) add its project skills
+    Trust(TrustArgs),
+    /// Stop using the project skills of the repository holding PATH (default: here)
+    Untrust(TrustArgs),
     /// Search the hub's sources (official skills and taps) for skills
     Search(HubSearchArgs),
     /// List the skills the hub's sources offer, 20 per page
@@ -324,6 +328,12 @@ pub enum StatsSort {
     #[value(name = "last_used", alias = "last-used")]
     LastUsed,
     Name,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// A folder inside the repository (default: the working directory)
+    pub path: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -27,7 +27,7 @@ KNACK_BLESS=1 cargo test -p knack --bin knack cli_docs
 
 Exit codes: 0 success, 1 failed, 2 usage error, 3 configuration error, 130
 interrupted (see `crates/knack/src/exit.rs`). Environment: `KNACK_HOME` (default `~/.knack`),
-`KNACK_BASE_URL`, `KNACK_MODEL`, `KNACK_API_KEY`, `KNACK_LOG` (see docs/agent.md
+`KNACK_BASE_URL`, `KNACK_MODEL`, `KNACK_API_KEY`, `KNACK_WIRE`, `KNACK_CONTEXT_WINDOW`, `KNACK_LOG`, `NO_COLOR` (see docs/agent.md
 and docs/config.md).
 ";
 

@@ -211,13 +211,17 @@ pub fn project_skill_dirs(repo: &Path, cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A repository is trusted when its root (canonicalised) is listed.
+/// A repository is trusted when its root (canonicalised) is listed. Entries
+/// are read as `skills.external_dirs` are (`~` and `$VAR` expanded).
 pub fn is_trusted(repo: &Path, trusted: &[String]) -> bool {
+    trusted.iter().any(|t| names_repo(t, repo))
+}
+
+/// Whether the `skills.trusted_projects` entry `entry` names `repo`.
+pub fn names_repo(entry: &str, repo: &Path) -> bool {
     let canonical = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
-    trusted.iter().any(|t| {
-        let t = PathBuf::from(t);
-        t == repo || t.canonicalize().map(|c| c == canonical).unwrap_or(false)
-    })
+    let listed = expand_path(entry.trim(), Path::new("/"));
+    listed == repo || listed.canonicalize().is_ok_and(|c| c == canonical)
 }
 
 /// Expands `~` and `$VAR`/`${VAR}`, resolving relative paths against `base`.

@@ -15,6 +15,7 @@ pub(crate) mod skill_setup;
 mod skills;
 mod sync;
 mod tool;
+mod trust;
 
 use crate::cli::{Cli, Command};
 use crate::exit;

@@ -32,6 +32,8 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         | SkillsCommand::Restore(_)
         | SkillsCommand::Pin(_)
         | SkillsCommand::Unpin(_)) => super::library::run(&ctx, cmd),
+        SkillsCommand::Trust(args) => super::trust::trust(&ctx, args),
+        SkillsCommand::Untrust(args) => super::trust::untrust(&ctx, args),
         cmd => super::hub::run(cmd),
     }
 }

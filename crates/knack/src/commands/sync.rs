@@ -250,12 +250,7 @@ fn reset(ctx: &Context, args: ResetArgs) -> anyhow::Result<u8> {
 
 fn set_opt_out(ctx: &Context, opt_out: bool) -> anyhow::Result<u8> {
     let value = if opt_out { "true" } else { "false" };
-    let outcome = knack_config::set_dotted(&ctx.home.config_path(), OPT_OUT_KEY, value)?;
-    if let Some(reason) = outcome.rewritten {
-        eprintln!(
-            "note: config.yaml could not be edited in place ({reason}); it was rewritten and its comments were not kept"
-        );
-    }
+    super::config::set_key(&ctx.home, OPT_OUT_KEY, value)?;
     if opt_out {
         println!(
             "Bundled skills will no longer be seeded or updated. Copies already in {} stay; delete them by hand if you want them gone.",

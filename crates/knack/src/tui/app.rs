@@ -18,7 +18,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::approval::{ApprovalQueue, PendingApproval};
 use super::browser::{BrowserOutcome, SkillsBrowser};
 use super::connection::SessionInfo;
-use super::help;
+use super::help::{HelpOutcome, HelpView};
 use super::history::InputHistory;
 use super::models::ModelSource;
 use super::palette::Palette;
@@ -28,6 +28,7 @@ use super::skills::SkillEntry;
 use super::status::{self, Activity, TokenTotals};
 use super::theme::Theme;
 use super::transcript::{Cell, NoteKind, Transcript, WHEEL_LINES};
+use super::wrap::wrap_spans;
 
 /// Most rows the input grows to before it scrolls.
 const MAX_INPUT_ROWS: u16 = 8;
@@ -47,7 +48,7 @@ pub enum TuiExit {
 enum Overlay {
     #[default]
     None,
-    Help,
+    Help(HelpView),
     Skills(Box<SkillsBrowser>),
     /// `/resume` without an id: stored sessions to pick from.
     Sessions(Box<Picker>),
@@ -327,10 +328,8 @@ impl App {
             return;
         }
         match &mut self.overlay {
-            Overlay::Help => {
-                if matches!(key.code, KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter)
-                    || (ctrl && key.code == KeyCode::Char('c'))
-                {
+            Overlay::Help(help) => {
+                if help.handle_key(key) == HelpOutcome::Close {
                     self.overlay = Overlay::None;
                 }
                 return;
@@ -612,6 +611,9 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
+        // Whatever the line does, its answer (a note, an error, the turn)
+        // lands at the bottom: show it even when the transcript was scrolled up.
+        self.transcript.scroll_to_bottom();
         let consumed = match text.strip_prefix('/') {
             Some(rest) => self.slash_command(text, rest),
             None => self.send_turn(text),
@@ -629,7 +631,7 @@ impl App {
             .map(|(n, a)| (n, a.trim()))
             .unwrap_or((rest, ""));
         match name {
-            "help" => self.overlay = Overlay::Help,
+            "help" => self.overlay = Overlay::Help(HelpView::default()),
             "skills" => self.overlay = Overlay::Skills(Box::default()),
             "skill" if arg.is_empty() => {
                 self.note(NoteKind::Error, "usage: /skill <name or id> [text]");
@@ -1067,7 +1069,7 @@ impl App {
         .areas(area);
         let theme = self.theme;
         if self.transcript.len() == 0 {
-            welcome(&self.info, &theme).render(body, frame.buffer_mut());
+            welcome(&self.info, &theme, body.width).render(body, frame.buffer_mut());
         }
         self.transcript
             .render(body, frame.buffer_mut(), &theme, self.tick);
@@ -1119,7 +1121,7 @@ impl App {
         };
         match &mut self.overlay {
             Overlay::None => {}
-            Overlay::Help => help::render(page, frame.buffer_mut(), &theme),
+            Overlay::Help(help) => help.render(page, frame.buffer_mut(), &theme),
             Overlay::Skills(browser) => {
                 browser.render(page, frame.buffer_mut(), &theme, &self.skills);
             }
@@ -1136,22 +1138,31 @@ impl App {
 
 const QUIT_HINT: &str = "press ctrl-c again to quit";
 
-/// What an empty transcript shows: where you are and how to start.
-fn welcome(info: &SessionInfo, theme: &Theme) -> Paragraph<'static> {
-    Paragraph::new(vec![
-        Line::default(),
-        Line::from(vec![
-            Span::styled("  knack", theme.heading(2)),
+/// What an empty transcript shows: where you are and how to start, wrapped
+/// to `width` so a narrow terminal shows all of it.
+fn welcome(info: &SessionInfo, theme: &Theme, width: u16) -> Paragraph<'static> {
+    let indent = [Span::raw("  ")];
+    let mut lines = vec![Line::default()];
+    lines.extend(wrap_spans(
+        &[
+            Span::styled("knack", theme.heading(2)),
             Span::styled(format!(" · {}", info.model), theme.dim()),
-        ]),
-        Line::default(),
-        Line::from(Span::styled(
-            "  Type a message and press enter. / lists commands and skills,",
-            theme.dim(),
-        )),
-        Line::from(Span::styled(
-            "  /skills browses them, /help shows every key.",
-            theme.dim(),
-        )),
-    ])
+        ],
+        width as usize,
+        &indent,
+        &indent,
+    ));
+    lines.push(Line::default());
+    for text in [
+        "Type a message and press enter. / lists commands and skills,",
+        "/skills browses them, /help shows every key.",
+    ] {
+        lines.extend(wrap_spans(
+            &[Span::styled(text, theme.dim())],
+            width as usize,
+            &indent,
+            &indent,
+        ));
+    }
+    Paragraph::new(lines)
 }

@@ -8,7 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use super::theme::Theme;
 use super::wrap::wrap_spans;
@@ -76,24 +76,70 @@ impl ApprovalQueue {
         Some((request.call_id, decision))
     }
 
-    /// Rows the modal needs at `width` (borders included).
-    fn height(&self, width: u16) -> u16 {
-        let Some(req) = self.pending.front() else {
-            return 0;
-        };
-        let inner = width.saturating_sub(4) as usize;
-        let cmd = wrap_spans(&[Span::raw(req.command.clone())], inner, &[], &[]).len();
-        let reason = wrap_spans(&[Span::raw(req.reason.clone())], inner, &[], &[]).len();
-        (cmd + reason + CHOICES.len() + 2) as u16 + 2
+    /// The modal's text wrapped to `width` columns: the command (each of its
+    /// lines, e.g. an out-of-sandbox justification, on its own), the reason,
+    /// then the choices (returned apart). Measured and drawn from the same
+    /// lines, so the height always fits what is drawn.
+    fn lines(
+        req: &PendingApproval,
+        selected: usize,
+        width: usize,
+        theme: &Theme,
+    ) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
+        let indent = [Span::raw("  ")];
+        let mut lines = Vec::new();
+        for (i, part) in req.command.split('\n').enumerate() {
+            let first = if i == 0 {
+                vec![Span::styled("$ ", theme.bold())]
+            } else {
+                indent.to_vec()
+            };
+            lines.extend(wrap_spans(
+                &[Span::styled(part.to_owned(), theme.bold())],
+                width,
+                &first,
+                &indent,
+            ));
+        }
+        lines.push(Line::default());
+        lines.extend(wrap_spans(
+            &[Span::styled(req.reason.clone(), theme.dim())],
+            width,
+            &[],
+            &[],
+        ));
+        lines.push(Line::default());
+        let mut choices = Vec::new();
+        for (i, (_, key, label)) in CHOICES.iter().enumerate() {
+            let marker = if i == selected { "›" } else { " " };
+            let first = [Span::styled(format!("{marker}[{key}] "), theme.bold())];
+            for line in wrap_spans(&[Span::raw(*label)], width, &first, &[Span::raw("     ")]) {
+                choices.push(if i == selected {
+                    line.style(theme.selected())
+                } else {
+                    line
+                });
+            }
+        }
+        (lines, choices)
     }
 
-    /// Draws the modal centred in `area`.
+    /// Draws the modal centred in `area`. When it cannot fit, the command
+    /// is cut (ending in `…`) so the choices stay on screen.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let Some(req) = self.pending.front() else {
             return;
         };
         let width = area.width.min(72);
-        let height = self.height(width).min(area.height);
+        let text_width = width.saturating_sub(4).max(1) as usize;
+        let (mut lines, choices) = Self::lines(req, self.selected, text_width, theme);
+        let room = area.height.saturating_sub(2) as usize;
+        if lines.len() + choices.len() > room {
+            lines.truncate(room.saturating_sub(choices.len() + 1));
+            lines.push(Line::from(Span::styled("…", theme.dim())));
+        }
+        lines.extend(choices);
+        let height = (lines.len() as u16 + 2).min(area.height);
         let rect = super::centered(area, width, height);
         Clear.render(rect, buf);
         let waiting = self.pending.len() - 1;
@@ -107,26 +153,6 @@ impl ApprovalQueue {
             .title(Span::styled(title, theme.warning()));
         let inner = block.inner(rect);
         block.render(rect, buf);
-        let mut lines = vec![
-            Line::from(Span::styled(format!("$ {}", req.command), theme.bold())),
-            Line::default(),
-            Line::from(Span::styled(req.reason.clone(), theme.dim())),
-            Line::default(),
-        ];
-        for (i, (_, key, label)) in CHOICES.iter().enumerate() {
-            let marker = if i == self.selected { "›" } else { " " };
-            let line = Line::from(vec![
-                Span::styled(format!("{marker}[{key}] "), theme.bold()),
-                Span::raw(*label),
-            ]);
-            lines.push(if i == self.selected {
-                line.style(theme.selected())
-            } else {
-                line
-            });
-        }
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .render(inner.inner(ratatui::layout::Margin::new(1, 0)), buf);
+        Paragraph::new(lines).render(inner.inner(ratatui::layout::Margin::new(1, 0)), buf);
     }
 }

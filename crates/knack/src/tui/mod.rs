@@ -23,6 +23,8 @@ mod transcript;
 mod wrap;
 
 #[cfg(test)]
+mod acceptance_tests;
+#[cfg(test)]
 mod daily_tests;
 #[cfg(test)]
 mod render_tests;
@@ -186,7 +188,11 @@ pub async fn run_tui(
             let fresh = skills.entries();
             let n = fresh.len();
             app.set_skills(fresh);
-            app.note(transcript::NoteKind::Info, format!("{n} skills available"));
+            let skills = if n == 1 { "skill" } else { "skills" };
+            app.note(
+                transcript::NoteKind::Info,
+                format!("{n} {skills} available"),
+            );
         }
         tokio::select! {
             event = input.next() => match event {

@@ -144,10 +144,12 @@ impl Picker {
                 let title = truncate(&row.title, title_width);
                 let pad = title_width
                     .saturating_sub(unicode_width::UnicodeWidthStr::width(title.as_str()));
-                let mut detail = row.detail.clone();
-                if row.current {
-                    detail.push_str(" · in use");
-                }
+                // "in use" leads, so a narrow terminal cuts the details instead.
+                let detail = if row.current {
+                    format!("in use · {}", row.detail)
+                } else {
+                    row.detail.clone()
+                };
                 let detail_room = room.saturating_sub(title_width + 4);
                 let marker = if i == selected { "› " } else { "  " };
                 let line = Line::from(vec![

@@ -272,10 +272,12 @@ impl SecretPrompt {
             )));
         }
         lines.push(Line::default());
-        let dots = "•".repeat(self.value.chars().count());
         lines.push(Line::from(vec![
             Span::styled("› ", theme.accent()),
-            Span::raw(dots),
+            Span::raw(masked(
+                self.value.chars().count(),
+                inner_width.saturating_sub(3),
+            )),
             Span::styled(" ", theme.cursor()),
         ]));
         lines.push(Line::default());
@@ -311,6 +313,18 @@ impl SecretPrompt {
             .wrap(Wrap { trim: false })
             .render(inner.inner(Margin::new(1, 0)), buf);
     }
+}
+
+/// A typed value of `count` characters as dots on one line of `room`
+/// columns: a long token (some are thousands of characters) would otherwise
+/// push the keys out of the dialog, so past the room it shows its length.
+fn masked(count: usize, room: usize) -> String {
+    if count <= room {
+        return "•".repeat(count);
+    }
+    let length = format!(" {count} characters");
+    let dots = room.saturating_sub(length.chars().count()).max(1);
+    format!("{}{length}", "•".repeat(dots))
 }
 
 /// Before the session of `knack chat -s NAME` starts (its preload message is

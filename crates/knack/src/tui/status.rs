@@ -79,7 +79,9 @@ pub fn render(
     // (text, drop order): narrow terminals lose the highest numbers first.
     let mut segments: Vec<(String, u8)> = vec![
         (info.model.clone(), 0),
-        (format!("session {}", truncate(&info.session_id, 16)), 3),
+        // The whole id: its last part tells sessions of the same second
+        // apart, and it is what `--resume` and `/resume` take.
+        (format!("session {}", truncate(&info.session_id, 40)), 3),
         (
             format!(
                 "{} in / {} out",

@@ -119,6 +119,24 @@ fn snapshot_masked_prompt_with_typed_characters() {
 }
 
 #[test]
+fn a_long_pasted_value_keeps_the_keys_in_view() {
+    let (_dir, home, options) = home_with_skill();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = app_for(&home, &options, tx, InputHistory::in_memory(Vec::new()));
+    type_text(&mut app, "/weather-report");
+    app.handle_key(key(KeyCode::Enter));
+    // Service-account tokens run to thousands of characters.
+    app.handle_paste(&"t".repeat(3000));
+    let frame = screen(&mut app, 60, 20);
+    assert!(frame.contains("3000 characters"), "{frame}");
+    assert!(
+        frame.contains("esc skips"),
+        "the keys are pushed out: {frame}"
+    );
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
 fn esc_skips_and_the_skill_is_invoked_without_saving() {
     let (_dir, home, options) = home_with_skill();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

@@ -132,10 +132,11 @@ pub fn render(card: &ToolCard<'_>, frame: &Frame<'_>) -> Vec<Line<'static>> {
         spans.extend(line.spans);
         Line::from(spans)
     }));
+    let lines = if hidden == 1 { "line" } else { "lines" };
     let hint = if hidden > 0 && card.expanded {
-        Some(format!("… {hidden} more lines not shown"))
+        Some(format!("… {hidden} more {lines} not shown"))
     } else if hidden > 0 {
-        Some(format!("… {hidden} more lines (ctrl-o expands)"))
+        Some(format!("… {hidden} more {lines} (ctrl-o expands)"))
     } else if card.expanded && total > COLLAPSED_LINES {
         Some("(ctrl-o collapses)".to_owned())
     } else {
