@@ -3,9 +3,9 @@
 # the streamed answer, invoke a skill with /name, interrupt a slow answer with
 # ctrl-c, survive /resume with a bad id, start over with /new and come back
 # through the /resume picker, switch the model with /model, attach a file with
-# @path (completed with tab), answer a skill's masked secret prompt, quit
-# with ctrl-d, and check that knack exited cleanly and that the model
-# received what it should.
+# @path (completed with tab), answer a skill's masked secret prompt, scroll
+# /help on an 80x24 terminal, quit with ctrl-d, and check that knack exited
+# cleanly and that the model received what it should.
 #
 # The model is the scripted mock server from crates/test-support. Needs tmux;
 # without it the script prints "SKIP: ..." and exits 0. Run from anywhere:
@@ -296,7 +296,16 @@ assert answer.endswith("[interrupted by the user]"), answer
 assert "passed in the night" not in answer, "words the model never streamed were stored"
 assert msgs[2]["content"] == "Something shorter, please", msgs[2]["content"]
 PY
+# On an 80x24 terminal /help is taller than the screen: it scrolls to its
+# last command instead of cutting the list off.
+tmux resize-window -t "$session" -x 80 -y 24
+tmux send-keys -t "$session" -l "/help"
+tmux send-keys -t "$session" Enter
+wait_for "pgup pgdn scroll"
+tmux send-keys -t "$session" End
+wait_for "/quit "
+tmux send-keys -t "$session" Escape
 tmux send-keys -t "$session" C-d
 wait_for "knack exited with 0"
-echo "ok: tmux ctrl-c mid-stream then a new message (roles alternate, stored model follows /model)"
+echo "ok: tmux ctrl-c mid-stream then a new message (roles alternate, stored model follows /model), /help scrolls at 80x24"
 echo "ok: tmux end-to-end (question, /skill, interrupt, /resume, /new, picker, /model, @file, secret prompt, quit)"
