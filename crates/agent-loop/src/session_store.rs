@@ -661,13 +661,15 @@ impl SessionStore {
         Ok(out)
     }
 
-    /// Every session, newest first.
+    /// Every session, newest first. `started_at` has whole seconds, so
+    /// sessions started within one second are ordered by when they were
+    /// stored (the rowid), not by their ids' random suffixes.
     pub fn list(&self) -> Result<Vec<SessionSummary>> {
         let conn = lock(&self.conn);
         let mut stmt = conn.prepare(
             "SELECT s.id, s.started_at, s.title, s.model,
                     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)
-             FROM sessions s ORDER BY s.started_at DESC, s.id DESC",
+             FROM sessions s ORDER BY s.started_at DESC, s.rowid DESC",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(SessionSummary {

@@ -30,7 +30,7 @@ pub use approver::ChannelApprover;
 pub use events::EventSink;
 pub use handle::{ModelSwitcher, SessionHandle, spawn_session};
 pub use mcp::start_mcp_servers;
-pub use turn::TurnOutcome;
+pub use turn::{INTERRUPTED_TOOL_RESULT, TurnOutcome};
 
 /// Everything needed to start or resume a session.
 pub struct SessionOptions {

@@ -22,6 +22,11 @@ use crate::{Error, Result};
 /// turn and the history keeps one assistant message after each user message.
 pub(crate) const INTERRUPTED_MARKER: &str = "[interrupted by the user]";
 
+/// The result every tool call the user interrupted gets, so the history stays
+/// usable on resume and front ends can say why the call ended.
+pub const INTERRUPTED_TOOL_RESULT: &str =
+    r#"{"success": false, "error": "interrupted by the user"}"#;
+
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnOutcome {
@@ -101,7 +106,7 @@ impl Session {
                 for call in &completion.tool_calls {
                     self.record(ChatMessage::tool_result(
                         call.id.clone(),
-                        r#"{"success": false, "error": "interrupted by the user"}"#,
+                        INTERRUPTED_TOOL_RESULT,
                     ))?;
                 }
                 return Ok(self.interrupted());

@@ -115,21 +115,22 @@ fn messages_round_trip_in_order_with_tool_calls() {
 fn list_is_newest_first_with_counts() {
     let dir = tempfile::tempdir().unwrap();
     let store = SessionStore::open(&KnackHome::at(dir.path())).unwrap();
+    // Created in this order within (most likely) one second, the later one
+    // with the smaller random suffix: creation order decides, not the id.
     let a = store
         .create_session(&NewSession {
-            id: Some("20240101-000000-aaaaaa".into()),
+            id: Some("20240101-000000-zzzzzz".into()),
             ..new_session("m")
         })
         .unwrap();
     let b = store
         .create_session(&NewSession {
-            id: Some("20240101-000000-bbbbbb".into()),
+            id: Some("20240101-000000-aaaaaa".into()),
             ..new_session("m")
         })
         .unwrap();
     store.append_message(&a, &ChatMessage::user("one")).unwrap();
     let list = store.list().unwrap();
-    // Same start second: the id breaks the tie, newest (largest) first.
     assert_eq!(
         list.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
         [b.as_str(), a.as_str()]

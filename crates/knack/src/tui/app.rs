@@ -30,6 +30,10 @@ use super::theme::Theme;
 use super::transcript::{Cell, NoteKind, Transcript, WHEEL_LINES};
 use super::wrap::wrap_spans;
 
+/// What a tool card shows when its turn ended before the call did.
+const TURN_ENDED_RESULT: &str =
+    r#"{"success": false, "error": "the turn ended before this call finished"}"#;
+
 /// Most rows the input grows to before it scrolls.
 const MAX_INPUT_ROWS: u16 = 8;
 
@@ -1008,6 +1012,11 @@ impl App {
             }
             AgentEvent::TurnAborted { reason } => {
                 self.transcript.settle_stream();
+                if reason == TurnAbortReason::Interrupted {
+                    // The same result the model was given for those calls.
+                    self.transcript
+                        .abandon_running_tools(agent_loop::session::INTERRUPTED_TOOL_RESULT);
+                }
                 let text = match reason {
                     TurnAbortReason::Interrupted => "turn interrupted",
                     TurnAbortReason::Shutdown => "turn stopped: the session is shutting down",
@@ -1023,7 +1032,7 @@ impl App {
         self.turns_running = self.turns_running.saturating_sub(1);
         if self.turns_running == 0 {
             self.transcript.settle_stream();
-            self.transcript.abandon_running_tools();
+            self.transcript.abandon_running_tools(TURN_ENDED_RESULT);
             self.approvals.clear();
             if self.hint.as_deref() == Some("interrupting…") {
                 self.hint = None;

@@ -38,7 +38,10 @@ pub fn replay(transcript: &mut Transcript, messages: &[ChatMessage]) {
         }
     }
     // A call whose result was never stored (the run ended under it) did not finish.
-    transcript.abandon_running_tools();
+    // A call with no stored result: the session stopped while it ran.
+    transcript.abandon_running_tools(
+        r#"{"success": false, "error": "the session stopped before this call finished"}"#,
+    );
 }
 
 fn replay_user(transcript: &mut Transcript, text: &str) {

@@ -464,6 +464,25 @@ fn ctrl_c_interrupts_a_running_turn_and_twice_on_idle_quits() {
 }
 
 #[test]
+fn a_tool_card_cut_short_by_an_interrupt_says_so() {
+    let (mut app, mut rx) = app();
+    type_text(&mut app, "long task");
+    app.handle_key(key(KeyCode::Enter));
+    drain(&mut rx);
+    app.handle_agent_event(Event::tool_call_begin(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 100"}"#,
+    ));
+    app.handle_key(ctrl('c'));
+    app.handle_agent_event(Event::TurnAborted {
+        reason: TurnAbortReason::Interrupted,
+    });
+    let text = screen(&mut app, 80, 20);
+    assert!(text.contains("interrupted by the user"), "{text}");
+}
+
+#[test]
 fn ctrl_c_on_typed_text_clears_it_and_ctrl_d_quits() {
     let (mut app, mut rx) = app();
     type_text(&mut app, "draft");

@@ -299,16 +299,21 @@ impl Transcript {
         }
     }
 
-    /// Marks every running tool card as failed (the turn ended under them).
-    pub fn abandon_running_tools(&mut self) {
+    /// Marks every running tool card as failed (the turn ended under them),
+    /// showing `result` (a tool result object with its `error`) so the card
+    /// says why.
+    pub fn abandon_running_tools(&mut self, result: &str) {
         for entry in &mut self.entries {
-            if let Cell::Tool { status, .. } = &mut entry.cell
+            if let Cell::Tool { status, output, .. } = &mut entry.cell
                 && *status == ToolStatus::Running
             {
                 *status = ToolStatus::Done {
                     success: false,
                     duration_ms: 0,
                 };
+                if output.is_empty() {
+                    *output = result.to_owned();
+                }
                 entry.changed();
             }
         }
