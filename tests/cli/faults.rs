@@ -493,3 +493,45 @@ fn one_megabyte_of_tool_arguments_is_handled_and_stored_whole() {
     );
     check_invariants(&server.requests()).unwrap();
 }
+
+/// The review is best-effort and the user's next message waits behind it: a
+/// failing review request is retried once, whatever `model.max_retries` says,
+/// and the run still ends well.
+#[test]
+fn a_failing_review_is_retried_once_and_the_run_still_succeeds() {
+    let env = env_with(None);
+    let server = mock();
+    for i in 0..6 {
+        server.enqueue(ScriptedReply::tool_calls([(
+            format!("t{i}"),
+            "skills_list",
+            "{}",
+        )]));
+    }
+    server.enqueue(ScriptedReply::text("all done"));
+    for _ in 0..3 {
+        server.enqueue_for(test_support::Purpose::Review, ScriptedReply::status(500));
+    }
+    let out =
+        success(super::common::run_cmd(&env, &server).args(["run", "--json", "do the long task"]));
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let started = events
+        .iter()
+        .position(|e| e["type"] == "review_started")
+        .expect("the review ran");
+    let review_retries = events[started..]
+        .iter()
+        .filter(|e| e["type"] == "retry")
+        .count();
+    assert_eq!(review_retries, 1, "max_retries is 2, the review gets 1");
+    let review_requests = server
+        .chat_requests()
+        .iter()
+        .filter(|r| r.purpose() == Some("review"))
+        .count();
+    assert_eq!(review_requests, 2);
+    assert_eq!(events.last().unwrap()["type"], "turn_complete");
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 use knack_config::ModelConfig;
 
 use crate::error::ModelError;
+use crate::model::RequestPurpose;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -37,13 +38,17 @@ impl RetryPolicy {
         }
     }
 
-    /// How many retries `error` gets. A local server that refused the
-    /// connection is not started (or the port is wrong): one retry covers a
-    /// server that is just coming up, and more would only keep the user
-    /// waiting for the error.
-    pub(crate) fn retries_for(&self, error: &ModelError) -> u32 {
-        match error {
-            ModelError::LocalServerDown { .. } => self.max_retries.min(1),
+    /// How many retries `error` gets on a request made for `purpose`. A
+    /// local server that refused the connection is not started (or the port
+    /// is wrong): one retry covers a server that is just coming up, and more
+    /// would only keep the user waiting for the error. The self-improvement
+    /// review is best-effort and runs where the user's next message waits
+    /// behind it, so its requests get one retry too.
+    pub(crate) fn retries_for(&self, error: &ModelError, purpose: RequestPurpose) -> u32 {
+        match (error, purpose) {
+            (ModelError::LocalServerDown { .. }, _) | (_, RequestPurpose::Review) => {
+                self.max_retries.min(1)
+            }
             _ => self.max_retries,
         }
     }
@@ -145,17 +150,29 @@ mod tests {
             url: "http://127.0.0.1:9/v1".into(),
             setting: "KNACK_BASE_URL".into(),
         };
-        assert_eq!(policy.retries_for(&down), 1);
+        let turn = RequestPurpose::Turn;
+        assert_eq!(policy.retries_for(&down, turn), 1);
         let remote = ModelError::Connect {
             target: "api.example.org:443".into(),
             detail: "Connection refused".into(),
         };
-        assert_eq!(policy.retries_for(&remote), 5);
+        assert_eq!(policy.retries_for(&remote, turn), 5);
+        assert_eq!(policy.retries_for(&remote, RequestPurpose::Compact), 5);
+        assert_eq!(
+            policy.retries_for(&remote, RequestPurpose::Review),
+            1,
+            "the review is best-effort and the user waits behind it"
+        );
         let none = RetryPolicy {
             max_retries: 0,
             ..policy
         };
-        assert_eq!(none.retries_for(&down), 0, "never more than configured");
+        assert_eq!(
+            none.retries_for(&down, turn),
+            0,
+            "never more than configured"
+        );
+        assert_eq!(none.retries_for(&remote, RequestPurpose::Review), 0);
     }
 
     #[test]

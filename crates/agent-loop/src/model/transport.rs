@@ -270,7 +270,7 @@ impl Transport {
             if !error.is_retryable() {
                 return Err(error);
             }
-            if retries >= self.retry.retries_for(&error) {
+            if retries >= self.retry.retries_for(&error, request.purpose) {
                 return Err(if retries == 0 {
                     error
                 } else {
