@@ -5,53 +5,17 @@
 use agent_loop::SessionSummary;
 use agent_protocol::{Event, Op};
 use pretty_assertions::assert_eq;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use ratatui::crossterm::event::KeyCode;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::app::App;
-use super::connection::SessionInfo;
-use super::history::InputHistory;
-use super::theme::Theme;
+use super::test_harness::{enter, key, plain_app, screen};
 
 /// A real id: the part after the time is what tells sessions apart.
 const SESSION: &str = "20261202-021137-a6cd51";
 
 fn app() -> (App, UnboundedReceiver<Op>) {
-    let (tx, rx) = unbounded_channel();
-    let info = SessionInfo {
-        session_id: SESSION.into(),
-        model: "test-model".into(),
-        context_window: 0,
-        mcp_servers: Vec::new(),
-    };
-    (
-        App::new(
-            tx,
-            info,
-            Theme::plain(),
-            InputHistory::in_memory(Vec::new()),
-        ),
-        rx,
-    )
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn enter(app: &mut App, line: &str) {
-    for c in line.chars() {
-        app.handle_key(key(KeyCode::Char(c)));
-    }
-    app.handle_key(key(KeyCode::Enter));
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| app.render(frame)).unwrap();
-    terminal.backend().to_string()
+    plain_app(SESSION, 0)
 }
 
 /// The request a model makes when a command must leave the sandbox: the

@@ -7,67 +7,19 @@ use std::sync::{Arc, Mutex};
 use agent_loop::SessionSummary;
 use agent_protocol::Op;
 use pretty_assertions::assert_eq;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use ratatui::crossterm::event::KeyCode;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::app::{App, MentionRoots, TuiExit};
-use super::connection::SessionInfo;
-use super::history::InputHistory;
 use super::models::{ModelSource, Switched};
 use super::picker::PickerRow;
-use super::theme::Theme;
+use super::test_harness::{drain, enter, key, plain_app, screen, type_text};
 use super::transcript::Cell;
 
 const CURRENT: &str = "20250301-000003";
 
 fn app() -> (App, UnboundedReceiver<Op>) {
-    let (tx, rx) = unbounded_channel();
-    let info = SessionInfo {
-        session_id: CURRENT.into(),
-        model: "test-model".into(),
-        context_window: 0,
-        mcp_servers: Vec::new(),
-    };
-    (
-        App::new(
-            tx,
-            info,
-            Theme::plain(),
-            InputHistory::in_memory(Vec::new()),
-        ),
-        rx,
-    )
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.handle_key(key(KeyCode::Char(c)));
-    }
-}
-
-fn enter(app: &mut App, line: &str) {
-    type_text(app, line);
-    app.handle_key(key(KeyCode::Enter));
-}
-
-fn drain(rx: &mut UnboundedReceiver<Op>) -> Vec<Op> {
-    let mut out = Vec::new();
-    while let Ok(op) = rx.try_recv() {
-        out.push(op);
-    }
-    out
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| app.render(frame)).unwrap();
-    terminal.backend().to_string()
+    plain_app(CURRENT, 0)
 }
 
 fn notes(app: &App) -> Vec<String> {

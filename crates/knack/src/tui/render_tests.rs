@@ -3,50 +3,15 @@
 //! read as text, and the status line while the model thinks and costs money.
 
 use agent_protocol::{Event, Op};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::app::App;
-use super::connection::SessionInfo;
-use super::history::InputHistory;
-use super::theme::Theme;
+use super::test_harness::{ctrl, feed, plain_app, screen};
 
 fn app(context_window: u64) -> (App, UnboundedReceiver<Op>) {
-    let info = SessionInfo {
-        session_id: "20260101-abc123".into(),
-        model: "test-model".into(),
-        context_window,
-        mcp_servers: Vec::new(),
-    };
-    let (tx, rx) = unbounded_channel();
-    (
-        App::new(
-            tx,
-            info,
-            Theme::plain(),
-            InputHistory::in_memory(Vec::new()),
-        ),
-        rx,
-    )
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| app.render(frame)).unwrap();
-    terminal.backend().to_string()
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-fn feed(app: &mut App, events: Vec<Event>) {
-    for event in events {
-        app.handle_agent_event(event);
-    }
+    plain_app("20260101-abc123", context_window)
 }
 
 fn answer(app: &mut App, text: &str) {

@@ -17,24 +17,16 @@ use super::app::{App, TuiExit};
 use super::connection::{SessionInfo, echo};
 use super::history::InputHistory;
 use super::skills::SkillEntry;
+use super::test_harness::{self as harness, ctrl, drain, draw, feed, key, screen, type_text};
 use super::theme::Theme;
 use super::transcript::Cell;
 
 fn info() -> SessionInfo {
-    SessionInfo {
-        session_id: "20260101-abc123".into(),
-        model: "test-model".into(),
-        context_window: 0,
-        mcp_servers: Vec::new(),
-    }
+    harness::session_info("20260101-abc123", 0)
 }
 
 fn app_with(theme: Theme) -> (App, UnboundedReceiver<Op>) {
-    let (tx, rx) = unbounded_channel();
-    (
-        App::new(tx, info(), theme, InputHistory::in_memory(Vec::new())),
-        rx,
-    )
+    harness::app_with(info(), theme)
 }
 
 fn app() -> (App, UnboundedReceiver<Op>) {
@@ -69,44 +61,6 @@ fn sample_skills() -> Vec<SkillEntry> {
         skill("review-pr", "git", "Use when reviewing a pull request"),
         skill("write-skill", "meta", "Use when writing a new knack skill"),
     ]
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.handle_key(key(KeyCode::Char(c)));
-    }
-}
-
-fn drain(rx: &mut UnboundedReceiver<Op>) -> Vec<Op> {
-    let mut out = Vec::new();
-    while let Ok(op) = rx.try_recv() {
-        out.push(op);
-    }
-    out
-}
-
-fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| app.render(frame)).unwrap();
-    terminal
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    draw(app, width, height).backend().to_string()
-}
-
-fn feed(app: &mut App, events: Vec<Event>) {
-    for event in events {
-        app.handle_agent_event(event);
-    }
 }
 
 fn deltas(text: &str, size: usize) -> Vec<Event> {
