@@ -835,9 +835,9 @@ impl App {
         if choices.is_empty() {
             let how = if self.models.is_some() {
                 "/model NAME sends another model name to the same server; provider \
-                 profiles in config.yaml (`knack model list`) can be picked here"
+                 profiles in config.yaml (`knack model list`) can be picked here."
             } else {
-                "change it with `knack config set model.name NAME`, then /new"
+                "Change it with `knack config set model.name NAME`, then /new."
             };
             self.note(
                 NoteKind::Info,
