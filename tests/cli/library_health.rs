@@ -696,3 +696,27 @@ fn stale_after_days_zero_is_reported_as_staleness_off() {
     assert!(!text.contains("no use in 0 days"), "{text}");
     assert_eq!(stats(&env)["user:old"]["state"], "active");
 }
+
+#[test]
+fn a_broken_pins_file_is_reported_and_never_overwritten() {
+    let env = Env::new();
+    env.skill("ops/keep", "keep", "Use when keeping things");
+    env.write("skills/.pins.json", "{\"pinned\": [\"user:ops/keep\"");
+    let out = env
+        .knack()
+        .args(["skills", "pin", "keep"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".pins.json is not valid JSON"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(env.home_path("skills/.pins.json")).unwrap(),
+        "{\"pinned\": [\"user:ops/keep\"",
+        "the user's pins stay as they were"
+    );
+    let out = success(env.knack().args(["skills", "stats", "--json"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no skill counts as pinned"), "{err}");
+    assert_eq!(stdout_json(&out)[0]["pinned"], json!(false));
+}

@@ -7,7 +7,7 @@ use super::common::{Env, mock, run_cmd, stdout_json, success};
 use test_support::ScriptedReply;
 
 /// A variable no test machine sets.
-const VAR: &str = "KNACK_TEST_FORECAST_TOKEN";
+const VAR: &str = "SKILL_TEST_FORECAST_TOKEN";
 
 fn weather_skill(env: &Env) {
     env.write(
@@ -15,7 +15,7 @@ fn weather_skill(env: &Env) {
         &format!(
             "---\nname: forecast\ndescription: Use when asked for a weather forecast\n\
              required_environment_variables:\n  - name: {VAR}\n    prompt: Paste the forecast token\n    \
-             help: Create one in the forecast service's settings.\n  - name: KNACK_TEST_FORECAST_UNITS\n    optional: true\n---\n\
+             help: Create one in the forecast service's settings.\n  - name: SKILL_TEST_FORECAST_UNITS\n    optional: true\n---\n\
              # Forecast\n\nCall the forecast API.\n"
         ),
     );
@@ -49,7 +49,7 @@ fn run_loads_a_skill_missing_its_secret_with_a_note_and_a_stderr_line() {
         "{line}"
     );
     assert!(
-        !line.contains("KNACK_TEST_FORECAST_UNITS"),
+        !line.contains("SKILL_TEST_FORECAST_UNITS"),
         "optional: {line}"
     );
     assert_eq!(
@@ -158,7 +158,7 @@ fn skill_view_reports_setup_for_the_hermes_alias_and_validate_warns_on_bad_names
     env.write(
         "skills/media/gif-search/SKILL.md",
         "---\nname: gif-search\ndescription: Use when the user wants a GIF\n\
-         setup:\n  help: Get a key from the GIF service.\n  collect_secrets:\n    - env_var: KNACK_TEST_GIF_API_KEY\n      prompt: GIF API key\n      secret: true\n\
+         setup:\n  help: Get a key from the GIF service.\n  collect_secrets:\n    - env_var: SKILL_TEST_GIF_API_KEY\n      prompt: GIF API key\n      secret: true\n\
          required_environment_variables: [bad-name]\n---\n# GIF search\n\nSearch for GIFs.\n",
     );
     let view = stdout_json(&success(env.knack().args([
@@ -170,7 +170,7 @@ fn skill_view_reports_setup_for_the_hermes_alias_and_validate_warns_on_bad_names
     assert_eq!(view["readiness_status"], "setup_needed");
     assert_eq!(
         view["missing_required_environment_variables"],
-        serde_json::json!(["KNACK_TEST_GIF_API_KEY"])
+        serde_json::json!(["SKILL_TEST_GIF_API_KEY"])
     );
     let note = view["setup_note"].as_str().unwrap();
     assert!(note.contains("Get a key from the GIF service."), "{note}");

@@ -185,7 +185,7 @@ cat > "$home/skills/demo/forecast/SKILL.md" <<'SKILL'
 name: forecast
 description: Use when the user asks for a weather forecast
 required_environment_variables:
-  - name: KNACK_E2E_FORECAST_TOKEN
+  - name: SKILL_E2E_FORECAST_TOKEN
     prompt: Paste your forecast token
     help: Create one in the forecast service's settings.
 ---
@@ -207,13 +207,13 @@ if screen | grep -qF "$secret"; then
     echo "FAIL: the secret is visible on screen"; screen; exit 1
 fi
 tmux send-keys -t "$session" Enter
-wait_for "saved KNACK_E2E_FORECAST_TOKEN to"
+wait_for "saved SKILL_E2E_FORECAST_TOKEN to"
 wait_for "The forecast is ready."
 python3 - "$work" "$home" "$secret" <<'PY'
 import json, os, stat, sys
 work, home, secret = sys.argv[1:4]
 env_path = os.path.join(home, ".env")
-assert f"KNACK_E2E_FORECAST_TOKEN={secret}\n" in open(env_path).read(), "not saved to .env"
+assert f"SKILL_E2E_FORECAST_TOKEN={secret}\n" in open(env_path).read(), "not saved to .env"
 assert stat.S_IMODE(os.stat(env_path).st_mode) == 0o600, oct(os.stat(env_path).st_mode)
 raw = open(os.path.join(work, "requests.jsonl")).read()
 assert secret not in raw, "the secret was sent to the model"

@@ -420,7 +420,7 @@ mod tests {
         std::fs::create_dir_all(&skill_dir).unwrap();
         std::fs::write(
             skill_dir.join("SKILL.md"),
-            "---\nname: weather\ndescription: Use when asked about weather\nrequired_environment_variables:\n  - name: KNACK_TEST_WEATHER_KEY\n    help: Sign up at the weather service\n  - KNACK_TEST_WEATHER_REGION\n---\n# Weather\nCall the API.\n",
+            "---\nname: weather\ndescription: Use when asked about weather\nrequired_environment_variables:\n  - name: SKILL_TEST_WEATHER_KEY\n    help: Sign up at the weather service\n  - SKILL_TEST_WEATHER_REGION\n---\n# Weather\nCall the API.\n",
         )
         .unwrap();
         let set = skill_core::discover(&DiscoveryOptions::with_roots(vec![SkillRoot {
@@ -430,19 +430,19 @@ mod tests {
         .0;
         let inv = parse_invocation("/weather today", &set).unwrap().unwrap();
         let opts = PreprocessOptions::from_config(&knack_config::Config::default());
-        let env = knack_config::parse_env_file("KNACK_TEST_WEATHER_REGION=eu\n");
+        let env = knack_config::parse_env_file("SKILL_TEST_WEATHER_REGION=eu\n");
         let msg = render_invocation(&inv, InvocationVia::Slash, "s", &opts, &env);
         assert!(
-            msg.contains("[Setup needed: this skill expects the environment variable KNACK_TEST_WEATHER_KEY and it is not set."),
+            msg.contains("[Setup needed: this skill expects the environment variable SKILL_TEST_WEATHER_KEY and it is not set."),
             "{msg}"
         );
         assert!(msg.contains("Sign up at the weather service"), "{msg}");
         assert!(
-            !msg.contains("KNACK_TEST_WEATHER_REGION"),
+            !msg.contains("SKILL_TEST_WEATHER_REGION"),
             "set in .env: {msg}"
         );
         let ready = knack_config::parse_env_file(
-            "KNACK_TEST_WEATHER_REGION=eu\nKNACK_TEST_WEATHER_KEY=k\n",
+            "SKILL_TEST_WEATHER_REGION=eu\nSKILL_TEST_WEATHER_KEY=k\n",
         );
         let msg = render_invocation(&inv, InvocationVia::Slash, "s", &opts, &ready);
         assert!(!msg.contains("Setup needed"), "{msg}");

@@ -261,6 +261,10 @@ impl RawFrontmatter {
                 lints.push(crate::setup::bad_name_warning(&req.name));
                 continue;
             }
+            if crate::setup::is_knack_setting(&req.name) {
+                lints.push(crate::setup::knack_setting_warning(&req.name));
+                continue;
+            }
             if out.iter().any(|r| r.name == req.name) {
                 continue;
             }
@@ -679,6 +683,27 @@ mod tests {
             p.lints
         );
         assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn a_skill_cannot_ask_for_knacks_own_settings() {
+        for text in [
+            "---\nname: x\nrequired_environment_variables: [KNACK_BASE_URL, WEATHER_TOKEN]\n---\nbody\n",
+            "---\nname: x\nsetup:\n  collect_secrets:\n    - env_var: KNACK_API_KEY\n    - env_var: WEATHER_TOKEN\n---\nbody\n",
+        ] {
+            let p = parse(text);
+            assert_eq!(
+                env_names(&p.frontmatter),
+                vec![("WEATHER_TOKEN", None)],
+                "{text}"
+            );
+            assert_eq!(p.lints.len(), 1, "{:?}", p.lints);
+            assert!(
+                p.lints[0].contains("one of knack's own settings"),
+                "{:?}",
+                p.lints
+            );
+        }
     }
 
     #[test]

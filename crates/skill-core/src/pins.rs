@@ -32,25 +32,37 @@ pub fn pins_path(home: &KnackHome) -> PathBuf {
     home.skills_dir().join(PINS_FILE)
 }
 
-/// The qualified ids of every pinned skill. A file that cannot be read or
-/// parsed pins nothing, but says so in the log: a pin is a protection, and
-/// losing one silently would be worse than a warning.
-pub fn pinned(home: &KnackHome) -> BTreeSet<String> {
+/// The qualified ids of every pinned skill, or why the pins file cannot be
+/// read (a missing file pins nothing).
+pub fn read_pins(home: &KnackHome) -> io::Result<BTreeSet<String>> {
     let path = pins_path(home);
     match std::fs::read_to_string(&path) {
-        Ok(text) => match serde_json::from_str::<PinsFile>(&text) {
-            Ok(file) => file.pinned,
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "the pinned skills file is not readable JSON; no skill counts as pinned");
-                BTreeSet::new()
-            }
-        },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeSet::new(),
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "cannot read the pinned skills file");
-            BTreeSet::new()
-        }
+        Ok(text) => serde_json::from_str::<PinsFile>(&text)
+            .map(|file| file.pinned)
+            .map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{} is not valid JSON ({e}); fix it, or delete it to unpin every skill",
+                        path.display()
+                    ),
+                )
+            }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(BTreeSet::new()),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("cannot read {}: {e}", path.display()),
+        )),
     }
+}
+
+/// The pinned skills, for the write rules. A file that cannot be read pins
+/// nothing, but says so in the log; `knack skills stats` and `pin` report it.
+pub fn pinned(home: &KnackHome) -> BTreeSet<String> {
+    read_pins(home).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "no skill counts as pinned");
+        BTreeSet::new()
+    })
 }
 
 pub fn is_pinned(home: &KnackHome, qualified_id: &str) -> bool {
@@ -62,7 +74,8 @@ pub fn is_pinned(home: &KnackHome, qualified_id: &str) -> bool {
 pub fn set_pinned(home: &KnackHome, qualified_id: &str, pin: bool) -> io::Result<bool> {
     let path = pins_path(home);
     let _lock = lock::lock_skill(&home.skills_dir(), &path)?;
-    let mut pins = pinned(home);
+    // A file that does not read is never replaced: the pins in it would be lost.
+    let mut pins = read_pins(home)?;
     let changed = if pin {
         pins.insert(qualified_id.to_owned())
     } else {
@@ -87,7 +100,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pins_round_trip_and_a_broken_file_pins_nothing() {
+    fn pins_round_trip_and_a_broken_file_pins_nothing_and_is_never_overwritten() {
         let tmp = tempfile::tempdir().unwrap();
         let home = KnackHome::at(tmp.path());
         assert!(!is_pinned(&home, "user:a/b"));
@@ -102,5 +115,12 @@ mod tests {
         assert_eq!(pinned(&home), BTreeSet::from(["user:c".to_owned()]));
         std::fs::write(pins_path(&home), "{not json").unwrap();
         assert!(pinned(&home).is_empty());
+        let err = set_pinned(&home, "user:d", true).unwrap_err();
+        assert!(err.to_string().contains("is not valid JSON"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(pins_path(&home)).unwrap(),
+            "{not json",
+            "a broken pins file is left for the user to mend"
+        );
     }
 }

@@ -96,6 +96,23 @@ pub fn setup_note(missing: &[&EnvRequirement]) -> String {
     note
 }
 
+/// Whether `name` is one of knack's own settings (`KNACK_BASE_URL`,
+/// `KNACK_MODEL`, …). A skill never asks for those: a skill the model wrote
+/// could otherwise have the user's masked prompt point knack at another
+/// server, with the user's key.
+pub fn is_knack_setting(name: &str) -> bool {
+    name.starts_with("KNACK_")
+}
+
+/// The warning for a declared name that is knack's own setting.
+pub fn knack_setting_warning(name: &str) -> String {
+    format!(
+        "required_environment_variables: '{name}' is one of knack's own settings, \
+         which a skill may not ask for; it is ignored (set it yourself in \
+         $KNACK_HOME/.env or the environment if you mean to)"
+    )
+}
+
 /// The warning for a declared name that no environment can hold.
 pub fn bad_name_warning(name: &str) -> String {
     format!(
@@ -126,9 +143,9 @@ mod tests {
             req("FROM_DOTENV", false),
             req("PATH", false),
             req("EMPTY_IN_DOTENV", false),
-            req("KNACK_TEST_SURELY_UNSET_A", false),
-            req("KNACK_TEST_SURELY_UNSET_B", true),
-            req("KNACK_TEST_SURELY_UNSET_A", false),
+            req("SKILL_TEST_SURELY_UNSET_A", false),
+            req("SKILL_TEST_SURELY_UNSET_B", true),
+            req("SKILL_TEST_SURELY_UNSET_A", false),
         ];
         let missing: Vec<&str> = missing_env(&required, &env)
             .iter()
@@ -136,7 +153,7 @@ mod tests {
             .collect();
         assert_eq!(
             missing,
-            vec!["EMPTY_IN_DOTENV", "KNACK_TEST_SURELY_UNSET_A"],
+            vec!["EMPTY_IN_DOTENV", "SKILL_TEST_SURELY_UNSET_A"],
             "set ones, optional ones and repeats never block"
         );
         assert!(missing_env(&[], &env).is_empty());

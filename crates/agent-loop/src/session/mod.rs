@@ -148,7 +148,9 @@ impl Session {
         let registry = Arc::new(mcp::session_registry(&options));
         let review_threshold = options.config.skills.review_after_tool_calls;
         let preprocess = PreprocessOptions::from_config(&options.config);
-        // Built once: the secrets this session must never store or send.
+        // The secrets this session must never store or send. It is rebuilt before
+        // each turn (`refresh_redactor`), which adds values saved since and the
+        // variables the skills declare.
         let redactor = Arc::new(Redactor::from_environment(&options.home, &options.config));
 
         let (id, system_prompt, tools, history, stored_catalog, head_len, first_seq) =

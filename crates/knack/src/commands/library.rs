@@ -45,7 +45,10 @@ fn usage_records(ctx: &Context) -> (Option<SessionStore>, HashMap<String, UsageR
 
 fn stats(ctx: &Context, args: &StatsArgs) -> anyhow::Result<u8> {
     let archived = archive::archived_skills(&ctx.home);
-    let pinned = pins::pinned(&ctx.home);
+    let pinned = pins::read_pins(&ctx.home).unwrap_or_else(|e| {
+        eprintln!("knack: warning: {e}; no skill counts as pinned until it is mended");
+        Default::default()
+    });
     let (store, mut records) = usage_records(ctx);
     let mut rows = ctx.with_skills(|set| {
         if let Some(store) = &store {
@@ -297,12 +300,8 @@ fn set_pin(ctx: &Context, name: &str, pin: bool) -> anyhow::Result<u8> {
             }
         }
     };
-    let changed = pins::set_pinned(&ctx.home, &qualified_id, pin).map_err(|e| {
-        exit::failed(format!(
-            "cannot update {}: {e}",
-            pins::pins_path(&ctx.home).display()
-        ))
-    })?;
+    let changed = pins::set_pinned(&ctx.home, &qualified_id, pin)
+        .map_err(|e| exit::failed(format!("the pin was not changed: {e}")))?;
     let message = match (pin, changed) {
         (true, true) => format!(
             "Pinned '{shown}' ({qualified_id}): the background review will not change it and the agent will not delete it; `knack skills unpin {shown}` lifts that."

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use super::markdown;
-use super::picker::{FilterKey, filter_keys};
+use super::picker::{FilterKey, filter_keys, render_query};
 use super::skills::SkillEntry;
 use super::theme::Theme;
 use super::wrap::truncate;
@@ -146,15 +146,7 @@ impl SkillsBrowser {
         block.render(area, buf);
         let [search, body] =
             Layout::vertical([Constraint::Length(2), Constraint::Min(1)]).areas(inner);
-        Paragraph::new(vec![
-            Line::from(vec![
-                Span::styled("search: ", theme.dim()),
-                Span::raw(self.query.clone()),
-                Span::styled("▏", theme.dim()),
-            ]),
-            Line::default(),
-        ])
-        .render(search, buf);
+        render_query("search: ", &self.query, search, buf, theme);
 
         let wide = body.width >= 70;
         let (list_area, detail_area) = if wide {

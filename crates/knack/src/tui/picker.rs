@@ -115,15 +115,7 @@ impl Picker {
         block.render(area, buf);
         let [search, body] =
             Layout::vertical([Constraint::Length(2), Constraint::Min(1)]).areas(inner);
-        Paragraph::new(vec![
-            Line::from(vec![
-                Span::styled("filter: ", theme.dim()),
-                Span::raw(self.query.clone()),
-                Span::styled("▏", theme.dim()),
-            ]),
-            Line::default(),
-        ])
-        .render(search, buf);
+        render_query("filter: ", &self.query, search, buf, theme);
 
         let room = body.width as usize;
         let title_width = shown
@@ -232,6 +224,19 @@ fn parse_utc(text: &str) -> Option<i64> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     Some(days * 86_400 + h * 3_600 + mi * 60 + s)
+}
+
+/// The query line at the top of a type-to-filter list, with its cursor.
+pub(super) fn render_query(label: &str, query: &str, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    Paragraph::new(vec![
+        Line::from(vec![
+            Span::styled(label.to_owned(), theme.dim()),
+            Span::raw(query.to_owned()),
+            Span::styled("▏", theme.dim()),
+        ]),
+        Line::default(),
+    ])
+    .render(area, buf);
 }
 
 /// What a key did to a type-to-filter list.

@@ -23,7 +23,7 @@ fn fixture() -> (Tree, skill_core::SkillSet) {
     let t = Tree::new();
     t.file(
         "devops/deploy/SKILL.md",
-        "---\nname: deploy\ndescription: Use when deploying\ntags: [k8s, ops]\nrelated_skills: \"rollback, logs\"\nrequired_environment_variables:\n  - FROM_DOTENV\n  - KNACK_TEST_SURELY_UNSET_VAR\n  - name: OPTIONAL_ONE\n    optional: true\n---\n# Deploy\nRun ${KNACK_SKILL_DIR}/scripts/go.sh in ${KNACK_SESSION_ID}\n",
+        "---\nname: deploy\ndescription: Use when deploying\ntags: [k8s, ops]\nrelated_skills: \"rollback, logs\"\nrequired_environment_variables:\n  - FROM_DOTENV\n  - SKILL_TEST_SURELY_UNSET_VAR\n  - name: OPTIONAL_ONE\n    optional: true\n---\n# Deploy\nRun ${KNACK_SKILL_DIR}/scripts/go.sh in ${KNACK_SESSION_ID}\n",
     )
     .file("devops/deploy/references/api.md", "# API\n")
     .file("devops/deploy/references/old/SKILL.md", "---\nname: old\ndescription: decoy\n---\nold body\n")
@@ -93,7 +93,7 @@ fn view_returns_content_links_and_readiness() {
     assert_eq!(out["readiness_status"], json!("setup_needed"));
     assert_eq!(
         out["missing_required_environment_variables"],
-        json!(["KNACK_TEST_SURELY_UNSET_VAR"])
+        json!(["SKILL_TEST_SURELY_UNSET_VAR"])
     );
     assert_eq!(out["skill_dir"], json!(dir));
 }

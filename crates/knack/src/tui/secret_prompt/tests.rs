@@ -23,7 +23,7 @@ use crate::tui::theme::Theme;
 /// Long enough to be redacted (8 characters or more), and unlike anything
 /// else a test could print.
 const SECRET: &str = "wx-7Qp9-secret-value";
-const VAR: &str = "KNACK_TEST_WEATHER_TOKEN";
+const VAR: &str = "SKILL_TEST_WEATHER_TOKEN";
 
 /// A home with one skill that declares `VAR` (surely unset in the test
 /// process) and a `.env` holding a comment and another key.
@@ -38,7 +38,7 @@ fn home_with_skill() -> (tempfile::TempDir, KnackHome, DiscoveryOptions) {
         format!(
             "---\nname: weather-report\ndescription: Use when asked for a forecast\n\
              required_environment_variables:\n  - name: {VAR}\n    prompt: Paste your weather service token\n    \
-             help: Create one under Settings > API on the weather service.\n  - name: KNACK_TEST_WEATHER_UNITS\n    optional: true\n---\n\
+             help: Create one under Settings > API on the weather service.\n  - name: SKILL_TEST_WEATHER_UNITS\n    optional: true\n---\n\
              # Weather report\nCall the forecast API with the token.\n"
         ),
     )
