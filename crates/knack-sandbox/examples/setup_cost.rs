@@ -82,7 +82,7 @@ fn main() {
         writable_roots: vec![work],
         read_only: vec![protected],
         hidden_files: vec![secret],
-        network: false,
+        ..SandboxPolicy::default()
     };
     // Warm-up: page cache, the support probe.
     let _ = time_spawns(Some(&protecting));
