@@ -249,8 +249,12 @@ impl Running {
                 Err(e) => return Err(Error::Spawn(e.into())),
             }
             let ready = |at: Option<usize>| at.is_some_and(|i| !fds[i].revents().is_empty());
-            let (read_ready, input_ready, exited, stopped) =
-                (ready(reader_at), ready(input_at), ready(exit_at), ready(stop_at));
+            let (read_ready, input_ready, exited, stopped) = (
+                ready(reader_at),
+                ready(input_at),
+                ready(exit_at),
+                ready(stop_at),
+            );
             drop(fds);
             if stopped {
                 self.kill();

@@ -186,10 +186,22 @@ impl MountPlan {
 
 /// `mount_setattr(2)`: sets (or clears) the read-only flag of the mount at `path`, and of
 /// every mount beneath it when `recursive`. Unlike a remount it keeps every other flag.
-fn set_read_only(path: &std::ffi::CStr, read_only: bool, recursive: bool) -> rustix::io::Result<()> {
+fn set_read_only(
+    path: &std::ffi::CStr,
+    read_only: bool,
+    recursive: bool,
+) -> rustix::io::Result<()> {
     let attr = libc::mount_attr {
-        attr_set: if read_only { libc::MOUNT_ATTR_RDONLY } else { 0 },
-        attr_clr: if read_only { 0 } else { libc::MOUNT_ATTR_RDONLY },
+        attr_set: if read_only {
+            libc::MOUNT_ATTR_RDONLY
+        } else {
+            0
+        },
+        attr_clr: if read_only {
+            0
+        } else {
+            libc::MOUNT_ATTR_RDONLY
+        },
         propagation: 0,
         userns_fd: 0,
     };
@@ -210,8 +222,10 @@ fn set_read_only(path: &std::ffi::CStr, read_only: bool, recursive: bool) -> rus
     if ret == 0 {
         Ok(())
     } else {
-        Err(rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
-            .unwrap_or(rustix::io::Errno::INVAL))
+        Err(
+            rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
+                .unwrap_or(rustix::io::Errno::INVAL),
+        )
     }
 }
 
@@ -420,7 +434,9 @@ impl Placeholder {
 
 fn is_placeholder(stat: &rustix::fs::Stat) -> bool {
     let mode = stat.st_mode;
-    (mode & libc::S_IFMT) == libc::S_IFREG && (mode & 0o7777) == PLACEHOLDER_MODE && stat.st_size == 0
+    (mode & libc::S_IFMT) == libc::S_IFREG
+        && (mode & 0o7777) == PLACEHOLDER_MODE
+        && stat.st_size == 0
 }
 
 #[cfg(test)]
@@ -521,16 +537,24 @@ mod tests {
         std::fs::create_dir_all(root.join("wt")).unwrap();
         std::fs::write(
             root.join("wt/.git"),
-            format!("gitdir: {}\n", root.join("main/.git/worktrees/wt").display()),
+            format!(
+                "gitdir: {}\n",
+                root.join("main/.git/worktrees/wt").display()
+            ),
         )
         .unwrap();
-        let plan =
-            MountPlan::new(std::slice::from_ref(&root), &policy(vec![root.join("wt/.git")]))
-                .unwrap();
+        let plan = MountPlan::new(
+            std::slice::from_ref(&root),
+            &policy(vec![root.join("wt/.git")]),
+        )
+        .unwrap();
         let s = |p: &str| root.join(p).display().to_string();
         let got = kinds(&plan);
         for expected in ["wt/.git", "main/.git/worktrees/wt", "main/.git"] {
-            assert!(got.contains(&(Kind::ReadOnly, s(expected))), "{expected}: {got:?}");
+            assert!(
+                got.contains(&(Kind::ReadOnly, s(expected))),
+                "{expected}: {got:?}"
+            );
         }
     }
 }

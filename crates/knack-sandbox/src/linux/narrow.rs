@@ -93,6 +93,7 @@ fn narrow_roots(writable: &[PathBuf], protected: &[PathBuf]) -> (Vec<PathBuf>, V
     roots.sort();
     roots.dedup();
     closed.sort();
+    closed.dedup();
     (roots, closed)
 }
 

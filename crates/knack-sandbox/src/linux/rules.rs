@@ -168,9 +168,8 @@ pub(crate) fn socket_filter(policy: &SandboxPolicy) -> Result<Option<seccompiler
             .map_err(setup)?;
         vec![SeccompRule::new(conditions).map_err(setup)?]
     };
-    let pair_rules = vec![
-        SeccompRule::new(vec![not_domain(libc::AF_UNIX).map_err(setup)?]).map_err(setup)?,
-    ];
+    let pair_rules =
+        vec![SeccompRule::new(vec![not_domain(libc::AF_UNIX).map_err(setup)?]).map_err(setup)?];
     let rules = std::collections::BTreeMap::from([
         (libc::SYS_socket, socket_rules),
         (libc::SYS_socketpair, pair_rules),

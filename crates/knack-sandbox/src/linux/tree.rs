@@ -269,7 +269,11 @@ fn kill(pid: i32) {
 /// Reaps children until `main` ends (`-1`-style `any` reaps everything, orphans included);
 /// the exit code to pass on: the command's, or 128 + the signal that killed it.
 fn wait_for(main: i32, any: i32) -> i32 {
-    let target = if any == -1 { None } else { rustix::process::Pid::from_raw(any) };
+    let target = if any == -1 {
+        None
+    } else {
+        rustix::process::Pid::from_raw(any)
+    };
     loop {
         match rustix::process::waitpid(target, rustix::process::WaitOptions::empty()) {
             Ok(Some((pid, status))) if pid.as_raw_nonzero().get() == main => {
@@ -329,6 +333,9 @@ mod tests {
             buf.proc_file(12345, b"uid_map").unwrap().to_bytes(),
             b"/proc/12345/uid_map"
         );
-        assert_eq!(buf.proc_file(7, b"setgroups").unwrap().to_bytes(), b"/proc/7/setgroups");
+        assert_eq!(
+            buf.proc_file(7, b"setgroups").unwrap().to_bytes(),
+            b"/proc/7/setgroups"
+        );
     }
 }
