@@ -156,7 +156,8 @@ fn runs_with(token: &str) -> bool {
         };
         let alive = std::fs::read_to_string(dir.join("stat")).is_ok_and(|stat| {
             !matches!(
-                stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next()),
+                stat.rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.chars().next()),
                 Some('Z' | 'X')
             )
         });
