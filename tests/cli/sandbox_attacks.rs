@@ -685,7 +685,7 @@ fn missing_skill_roots_cannot_be_created_as_an_unprivileged_uid() {
 
 fn survivors(who: Who) {
     let arena = Arena::new(who);
-    let tokens: Vec<String> = (0..5).map(unique_sleep).collect();
+    let tokens: Vec<String> = (0..6).map(unique_sleep).collect();
     let server = mock();
     script(
         &server,
@@ -703,8 +703,12 @@ fn survivors(who: Who) {
                 "for i in $(seq 50); do (sleep {} &) ; done; echo swarm",
                 tokens[4]
             ),
-            // The classic fork bomb: its first shell returns at once, its children go on.
-            ":(){ :|:& };:".to_owned(),
+            // A fork bomb whose first shell returns at once while its children go on. It
+            // is bounded (127 processes), so that a broken sandbox cannot take the machine.
+            format!(
+                "b(){{ [ $1 -lt 6 ] && {{ b $(($1+1)) & b $(($1+1)) & }}; exec sleep {}; }}; b 0 & echo bomb",
+                tokens[5]
+            ),
         ],
     );
     arena.run(&server, &[]);

@@ -168,6 +168,11 @@ impl Tree {
         if rustix::io::read(ready, &mut byte)? != 1 {
             exit_now(1);
         }
+        // The init is a copy of knack that never runs another program: its memory (the
+        // environment with knack's keys) must not be readable through /proc/1. Only now:
+        // a process that is not dumpable has its /proc files owned by root, and the
+        // supervisor (not root, often) had to write our id maps there first.
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
         self.mounts.apply()?;
         rustix::mount::mount(
             c"proc",
