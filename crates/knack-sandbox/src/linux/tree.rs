@@ -12,7 +12,7 @@
 //!   filter and the Landlock ruleset, and returns to `std`, which `exec`s the program.
 
 use std::ffi::{CStr, CString};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use rustix::process::{Resource, Rlimit, Signal};
 use rustix::thread::CapabilitySet;
@@ -123,13 +123,17 @@ impl Tree {
             exit_now(1);
         }
         let (ready_read, ready_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let (status_read, status_write) =
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::SIGCHLD;
         let init = raw_fork(flags)?;
         if init == 0 {
             drop(ready_write);
-            return self.init(&ready_read);
+            drop(status_read);
+            return self.init(&ready_read, status_write);
         }
         drop(ready_read);
+        drop(status_write);
         if let Err(e) = self.write_maps(init) {
             kill(init);
             return Err(e);
@@ -137,8 +141,15 @@ impl Tree {
         // One byte tells the init its ids are in place.
         rustix::io::write(&ready_write, b"1")?;
         drop(ready_write);
-        close_all_from(0);
-        exit_now(wait_for(init, init));
+        close_all_except(status_read.as_raw_fd());
+        // The init reports the command's status once nothing else is left in the
+        // namespace; its own exit (which tears the namespaces down, a few milliseconds of
+        // kernel work) is not waited for. Without a report it died: wait for it.
+        let mut status = [0u8; 4];
+        match rustix::io::read(&status_read, &mut status) {
+            Ok(4) => exit_now(i32::from_ne_bytes(status)),
+            _ => exit_now(wait_for(init, init)),
+        }
     }
 
     fn write_maps(&self, init: i32) -> std::io::Result<()> {
@@ -160,7 +171,7 @@ impl Tree {
     }
 
     /// Pid 1 of the new namespace.
-    fn init(&mut self, ready: &OwnedFd) -> std::io::Result<()> {
+    fn init(&mut self, ready: &OwnedFd, status: OwnedFd) -> std::io::Result<()> {
         rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         let mut byte = [0u8; 1];
         // End of file instead of the byte: the supervisor died before the maps were
@@ -188,10 +199,26 @@ impl Tree {
         }
         let command = raw_fork(libc::SIGCHLD)?;
         if command == 0 {
+            drop(status);
             return self.confines.apply();
         }
-        close_all_from(0);
-        exit_now(wait_for(command, -1));
+        close_all_except(status.as_raw_fd());
+        let code = wait_for(command, -1);
+        // The command ended: so does everything it started. As pid 1, `kill(-1)` reaches
+        // every other process of the namespace; each is then reaped (orphans are ours).
+        // SAFETY: a plain system call with no pointers.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(-1, libc::SIGKILL);
+        }
+        loop {
+            match rustix::process::waitpid(None, rustix::process::WaitOptions::empty()) {
+                Ok(Some(_)) | Err(rustix::io::Errno::INTR) => {}
+                _ => break,
+            }
+        }
+        let _ = rustix::io::write(&status, &code.to_ne_bytes());
+        exit_now(code);
     }
 }
 
@@ -297,17 +324,25 @@ fn wait_for(main: i32, any: i32) -> i32 {
     }
 }
 
-/// Closes every descriptor from `first` on: the supervisor and the init keep no copy of
-/// the command's output pipe (so the reader sees its end when the command's processes are
+/// Closes every descriptor but `keep`: the supervisor and the init keep no copy of the
+/// command's output pipe (so the reader sees its end when the command's processes are
 /// gone) nor of `std`'s error pipe.
-fn close_all_from(first: u32) {
+fn close_all_except(keep: i32) {
+    let keep = keep.unsigned_abs();
+    if keep > 0 {
+        close_range(0, keep - 1);
+    }
+    close_range(keep + 1, u32::MAX);
+}
+
+fn close_range(first: u32, last: u32) {
     // SAFETY: `close_range` only closes descriptors; nothing in this process uses them
     // afterwards (it only waits and exits).
     #[allow(unsafe_code)]
-    let ret = unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, 0u32) };
+    let ret = unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
     if ret != 0 {
         // Kernels before 5.9: close them one by one.
-        for fd in first..1024 {
+        for fd in first..=last.min(1023) {
             // SAFETY: as above; closing a number that is not open fails harmlessly.
             #[allow(unsafe_code)]
             unsafe {
