@@ -96,7 +96,10 @@ fn main() {
             std::fs::write(&path, "KEY=x\n")
         };
         if let Err(e) = made {
-            fail(&format!("cannot prepare {}: {e}", Path::new(&path).display()));
+            fail(&format!(
+                "cannot prepare {}: {e}",
+                Path::new(&path).display()
+            ));
         }
     }
     let workspace = SandboxPolicy {

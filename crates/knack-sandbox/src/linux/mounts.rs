@@ -349,6 +349,8 @@ pub(crate) struct Placeholder {
     lock: Option<OwnedFd>,
     ino: u64,
     dev: u64,
+    /// Made by (or shared with) this user; another user's is never removed by us.
+    ours: bool,
 }
 
 impl Placeholder {
@@ -376,6 +378,22 @@ impl Placeholder {
                     ) {
                         Ok(fd) => fd,
                         Err(rustix::io::Errno::NOENT) => continue,
+                        // Another user's placeholder (in a shared folder such as /tmp):
+                        // mount over it all the same, but it is theirs to remove.
+                        Err(rustix::io::Errno::ACCESS) => match rustix::fs::lstat(path) {
+                            Ok(stat) if is_placeholder(&stat) => {
+                                return Ok(Self {
+                                    path: path.to_path_buf(),
+                                    lock: None,
+                                    ino: stat.st_ino,
+                                    dev: stat.st_dev,
+                                    ours: false,
+                                });
+                            }
+                            _ => {
+                                return Err(setup(std::io::Error::from_raw_os_error(libc::EACCES)));
+                            }
+                        },
                         Err(e) => return Err(setup(e.into())),
                     }
                 }
@@ -396,6 +414,7 @@ impl Placeholder {
                         lock: Some(fd),
                         ino: stat.st_ino,
                         dev: stat.st_dev,
+                        ours: true,
                     });
                 }
                 _ => continue,
@@ -407,6 +426,9 @@ impl Placeholder {
     /// Gives up this command's share; removes the file when no other command holds one.
     pub(crate) fn release(mut self) {
         drop(self.lock.take());
+        if !self.ours {
+            return;
+        }
         let Ok(fd) = rustix::fs::open(
             &self.path,
             OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
