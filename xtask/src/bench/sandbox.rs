@@ -60,7 +60,8 @@ pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
 What confining a terminal command costs: medians of 300 spawns of `true` each way \
 (release build). Each sandboxed spawn makes a user, mount and PID namespace (a supervisor, \
 an init and the command), builds the read-only view and applies Landlock and seccomp. \
-Kernel support here: {support}.\n\n{table}"
+The minimum is the cost on an idle core; the medians move with the machine's load, \
+since each spawn hands over between four processes. Kernel support here: {support}.\n\n{table}"
             )
         },
     )
