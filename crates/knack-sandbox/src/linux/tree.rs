@@ -211,12 +211,9 @@ impl Tree {
         unsafe {
             libc::kill(-1, libc::SIGKILL);
         }
-        loop {
-            match rustix::process::waitpid(None, rustix::process::WaitOptions::empty()) {
-                Ok(Some(_)) | Err(rustix::io::Errno::INTR) => {}
-                _ => break,
-            }
-        }
+        while let Ok(Some(_)) | Err(rustix::io::Errno::INTR) =
+            rustix::process::waitpid(None, rustix::process::WaitOptions::empty())
+        {}
         let _ = rustix::io::write(&status, &code.to_ne_bytes());
         exit_now(code);
     }
