@@ -37,7 +37,18 @@ fn reachable_binary() -> PathBuf {
     BIN.get_or_init(|| {
         let original = assert_cmd::cargo::cargo_bin("knack");
         let meta = std::fs::metadata(&original).unwrap();
-        let dir = std::env::temp_dir().join(format!(
+        // Inside the build's own temp folder when others may pass through every folder
+        // above it (so `cargo clean` takes the copies along); the system's otherwise.
+        let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let passable = target_tmp
+            .ancestors()
+            .all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.mode() & 0o001 != 0));
+        let base = if passable {
+            target_tmp
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!(
             "knack-cli-bin-{}-{}-{}",
             meta.dev(),
             meta.ino(),
