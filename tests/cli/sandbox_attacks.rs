@@ -467,7 +467,7 @@ fn sockets(who: Who) {
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
     listener.set_nonblocking(true).unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let name = format!("knack-test-{}", std::process::id());
+    let name = format!("knack-test-{who:?}-{}", unique_sleep(0));
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let abstract_listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
     abstract_listener.set_nonblocking(true).unwrap();
@@ -528,7 +528,7 @@ fn a_listed_unix_socket_can_be_reached_and_abstract_ones_still_cannot() {
     let path = arena.victim().join("allowed.sock");
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
     listener.set_nonblocking(true).unwrap();
-    let name = format!("knack-test-allow-{}", std::process::id());
+    let name = format!("knack-test-allow-{}", unique_sleep(0));
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let abstract_listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
     abstract_listener.set_nonblocking(true).unwrap();
@@ -761,11 +761,10 @@ fn a_timed_out_command_takes_everything_it_started_along() {
     );
 }
 
-/// The process limit counts in the command's own user namespace, which the kernel does not
-/// apply to root: this runs as the unprivileged uid only.
-#[test]
-fn a_command_stops_at_the_process_limit() {
-    let arena = Arena::new(Who::Unprivileged);
+/// The process limit: counted in the command's own user namespace for an unprivileged
+/// uid, by a pids cgroup for root (whom the kernel exempts from that count).
+fn process_limit(who: Who) {
+    let arena = Arena::new(who);
     arena
         .env
         .write("config.yaml", "agent:\n  sandbox_max_processes: 24\n");
@@ -785,6 +784,16 @@ fn a_command_stops_at_the_process_limit() {
     );
     assert!(!out.contains("all-started"), "{out}");
     assert!(!runs_with(&token));
+}
+
+#[test]
+fn a_command_stops_at_the_process_limit_as_the_caller() {
+    process_limit(Who::Caller);
+}
+
+#[test]
+fn a_command_stops_at_the_process_limit_as_an_unprivileged_uid() {
+    process_limit(Who::Unprivileged);
 }
 
 // ---------------------------------------------------------------------------------------

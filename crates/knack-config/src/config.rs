@@ -205,7 +205,7 @@ pub struct AgentConfig {
     /// Each one is a door out of the sandbox (`/var/run/docker.sock` is root on the host).
     pub sandbox_unix_sockets: Vec<String>,
     /// Most processes (threads count) one sandboxed command may have at once; 0 for no
-    /// limit. Enforced where the kernel counts per user namespace (not for root).
+    /// limit. Enforced per user namespace, or for root by a pids cgroup (cgroup v1).
     pub sandbox_max_processes: u32,
     /// When a tool call waits for the user's approval.
     pub approval: ApprovalPolicy,

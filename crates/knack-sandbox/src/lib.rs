@@ -93,8 +93,10 @@ impl Method {
 pub enum PidsLimit {
     /// `RLIMIT_NPROC`, counted inside the command's own user namespace.
     RlimitInUserNamespace,
-    /// No limit: the kernel exempts this user (root) from `RLIMIT_NPROC`, or there is no
-    /// user namespace to count in.
+    /// A `pids` cgroup per command (root, whom `RLIMIT_NPROC` exempts; cgroup v1).
+    Cgroup,
+    /// No limit: root without a v1 `pids` cgroup hierarchy, or no user namespace to count
+    /// in.
     Unavailable,
 }
 
@@ -102,6 +104,7 @@ impl PidsLimit {
     pub fn name(self) -> &'static str {
         match self {
             Self::RlimitInUserNamespace => "rlimit-nproc in the user namespace",
+            Self::Cgroup => "pids cgroup",
             Self::Unavailable => "none",
         }
     }
@@ -296,14 +299,22 @@ pub fn confine_guarded(
 pub struct MaskGuard {
     #[cfg(target_os = "linux")]
     placeholders: Vec<linux::Placeholder>,
+    /// The command's pids cgroup (root), removed with the guard.
+    #[cfg(target_os = "linux")]
+    cgroup: Option<linux::PidsCgroup>,
 }
 
 impl MaskGuard {
     /// Leaves the placeholders in place (their locks are released with this process).
     fn keep(mut self) {
         #[cfg(target_os = "linux")]
-        for placeholder in self.placeholders.drain(..) {
-            placeholder.forget();
+        {
+            for placeholder in self.placeholders.drain(..) {
+                placeholder.forget();
+            }
+            // The command has not even started: its cgroup stays until a later command
+            // of this process finds it empty.
+            std::mem::forget(self.cgroup.take());
         }
     }
 }

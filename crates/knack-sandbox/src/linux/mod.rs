@@ -1,6 +1,7 @@
 //! Linux: what the kernel supports (probed once), and the plan for one command built in the
 //! parent and carried out in the child between `fork` and `exec`.
 
+mod cgroup;
 mod mounts;
 mod narrow;
 mod rules;
@@ -16,6 +17,7 @@ use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, Scope,
 };
 
+pub(crate) use cgroup::PidsCgroup;
 pub(crate) use mounts::Placeholder;
 
 use crate::{
@@ -44,8 +46,12 @@ pub(crate) fn support() -> Support {
             seccomp: Path::new("/proc/sys/kernel/seccomp/actions_avail").exists(),
             method,
             forced_fallback,
-            pids_limit: if namespaces && !rustix::process::geteuid().is_root() {
+            pids_limit: if !namespaces {
+                PidsLimit::Unavailable
+            } else if !rustix::process::geteuid().is_root() {
                 PidsLimit::RlimitInUserNamespace
+            } else if cgroup::available() {
+                PidsLimit::Cgroup
             } else {
                 PidsLimit::Unavailable
             },
@@ -99,6 +105,7 @@ fn probe_namespaces() -> bool {
         },
         spawner: std::process::id().try_into().unwrap_or(0),
         cwd: None,
+        cgroup_procs: None,
     };
     let mut probe = std::process::Command::new("/bin/true");
     probe
@@ -145,9 +152,22 @@ pub(crate) fn confine(
             } else {
                 None
             };
-            let max_processes = policy
+            let rlimit = policy
                 .max_processes
                 .filter(|_| support.pids_limit == PidsLimit::RlimitInUserNamespace);
+            let cgroup = match policy.max_processes {
+                Some(max) if support.pids_limit == PidsLimit::Cgroup => {
+                    match cgroup::PidsCgroup::new(max) {
+                        Ok(group) => Some(group),
+                        Err(e) => {
+                            tracing::debug!("no pids cgroup for this command: {e}");
+                            None
+                        }
+                    }
+                }
+                _ => None,
+            };
+            let max_processes = rlimit.or(cgroup.as_ref().and(policy.max_processes));
             let confinement = Confinement {
                 method: Method::Namespaces,
                 network_blocked: !policy.network,
@@ -161,19 +181,22 @@ pub(crate) fn confine(
                 masked: mounts.masked.clone(),
                 max_processes,
             };
+            let cgroup_procs = cgroup.as_ref().map(|group| group.procs.clone());
             let guard = MaskGuard {
                 placeholders: std::mem::take(&mut mounts.placeholders),
+                cgroup,
             };
             let mut tree = tree::Tree {
                 maps: tree::IdMaps::of_caller(),
                 mounts,
                 confines: tree::Confines {
-                    max_processes,
+                    max_processes: rlimit,
                     filter,
                     ruleset,
                 },
                 spawner: std::process::id().try_into().unwrap_or(0),
                 cwd: working_dir(command)?,
+                cgroup_procs,
             };
             with_pre_exec(command, move || tree.run());
             Ok((confinement, guard))

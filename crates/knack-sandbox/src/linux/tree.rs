@@ -109,6 +109,8 @@ pub(crate) struct Tree {
     /// The command's working directory, entered again once the mounts are in place (the
     /// directory `std` entered lies on the mount beneath them, read-only by then).
     pub(crate) cwd: Option<CString>,
+    /// The command's pids cgroup (`cgroup.procs`), joined by the supervisor (root only).
+    pub(crate) cgroup_procs: Option<CString>,
 }
 
 impl Tree {
@@ -121,6 +123,9 @@ impl Tree {
         if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) != Some(self.spawner) {
             // The spawner is gone already: nothing to run for.
             exit_now(1);
+        }
+        if let Some(procs) = &self.cgroup_procs {
+            super::cgroup::join(procs)?;
         }
         let (ready_read, ready_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         let (status_read, status_write) =
