@@ -37,17 +37,20 @@ pub enum Gate {
 
 impl Gate {
     fn ask(policy: ApprovalPolicy, key: &str, reason: String) -> Self {
-        match policy {
-            ApprovalPolicy::Never => Self::Refuse {
-                error: format!("refused without asking ({reason})."),
-                hint: "agent.approval is `never`, so nothing that needs approval runs. Find \
-                       another way, or ask the user to run it themselves."
-                    .to_owned(),
-            },
-            ApprovalPolicy::Untrusted | ApprovalPolicy::OnRequest => Self::Ask {
+        if policy.asks() {
+            Self::Ask {
                 key: key.to_owned(),
                 reason,
-            },
+            }
+        } else {
+            Self::Refuse {
+                error: format!("refused without asking ({reason})."),
+                hint: format!(
+                    "agent.approval is `{}`, so nothing that needs approval runs. Find \
+                     another way, or ask the user to run it themselves.",
+                    policy.name()
+                ),
+            }
         }
     }
 }
@@ -152,35 +155,19 @@ pub fn command_gate(ctx: &ToolContext, command: &str, outside_sandbox: bool) -> 
             format!("it matches the rule '{}' ({})", rule.id, rule.reason),
         );
     }
-    if policy == ApprovalPolicy::Untrusted && !is_known_read_only(command) {
+    if policy.approves_every_command()
+        && let Err(why) = super::read_only::check(command)
+    {
         return Gate::ask(
             policy,
             UNTRUSTED_COMMAND,
-            "agent.approval is `untrusted` and this is not a known read-only command".to_owned(),
+            format!(
+                "agent.approval is `{}` and this is not a known read-only command ({why})",
+                policy.name()
+            ),
         );
     }
     Gate::Run
-}
-
-/// Commands `untrusted` runs without asking: every simple command of the
-/// line is one of these and nothing is redirected into a file.
-fn is_known_read_only(command: &str) -> bool {
-    const READ_ONLY: [&str; 20] = [
-        "ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "rg", "which", "file", "stat",
-        "du", "df", "date", "whoami", "uname", "tree", "sort", "uniq",
-    ];
-    const GIT_READ_ONLY: [&str; 6] = ["status", "log", "diff", "show", "branch", "blame"];
-    if command.contains(['>', '`', '$', '(']) {
-        return false;
-    }
-    command
-        .split(['|', ';', '&', '\n'])
-        .map(str::split_whitespace)
-        .all(|mut words| match words.next() {
-            None => true,
-            Some("git") => words.next().is_some_and(|sub| GIT_READ_ONLY.contains(&sub)),
-            Some(program) => READ_ONLY.contains(&program),
-        })
 }
 
 /// What a file tool may do with a path.
@@ -191,7 +178,9 @@ pub enum FileAccess {
 }
 
 /// Resolves a file tool's path argument through symlinks and checks it
-/// against the boundary. The returned path is the one to operate on.
+/// against the boundary. The returned path is the one to operate on, and only
+/// through [`super::beneath`] (no link on the way), so what was checked is
+/// what is touched even if the tree changes in between.
 pub fn file_gate(ctx: &ToolContext, raw: &str, access: FileAccess) -> (PathBuf, Gate) {
     let path = resolve_existing_prefix(&ctx.resolve_path(raw));
     let gate = match access {
@@ -199,6 +188,25 @@ pub fn file_gate(ctx: &ToolContext, raw: &str, access: FileAccess) -> (PathBuf, 
         FileAccess::Write => write_gate(ctx, &path),
     };
     (path, gate)
+}
+
+/// The folder a write to `path` (resolved, passed by [`file_gate`]) is made
+/// beneath: the writable root that holds it, or else (a write outside the
+/// workspace the user approved, or `full-access`) its deepest existing folder.
+/// Every part below it is opened without following links.
+pub fn write_root(ctx: &ToolContext, path: &Path) -> PathBuf {
+    let inside = writable_roots(ctx)
+        .iter()
+        .map(|root| resolve_existing_prefix(root))
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.components().count());
+    inside.unwrap_or_else(|| {
+        path.ancestors()
+            .skip(1)
+            .find(|dir| dir.is_dir())
+            .unwrap_or(Path::new("/"))
+            .to_path_buf()
+    })
 }
 
 /// Whether `path` (resolved) is one of knack's key files: `.env`, `*.key`,
@@ -221,6 +229,15 @@ pub fn is_secret_path(home: &Path, path: &Path) -> bool {
     secret && path.starts_with(&home)
 }
 
+/// Whether `path` (resolved) is knack's own process in `/proc`: its
+/// environment holds the keys, its open files the session store.
+fn is_own_process(path: &Path) -> bool {
+    let own = PathBuf::from(format!("/proc/{}", std::process::id()));
+    path.starts_with(&own)
+        || path.starts_with("/proc/self")
+        || path.starts_with("/proc/thread-self")
+}
+
 fn read_gate(ctx: &ToolContext, path: &Path) -> Gate {
     if is_secret_file(ctx, path) {
         return Gate::Refuse {
@@ -232,18 +249,61 @@ fn read_gate(ctx: &ToolContext, path: &Path) -> Gate {
                 .to_owned(),
         };
     }
+    if is_own_process(path) {
+        return Gate::Refuse {
+            error: format!(
+                "{} belongs to knack's own process (its environment holds keys); file tools \
+                 do not read it.",
+                path.display()
+            ),
+            hint: "Inspect other processes with the terminal instead.".to_owned(),
+        };
+    }
     Gate::Run
 }
 
+/// Every folder skills are discovered in, and every project skill folder
+/// (`skill_core::roots::PROJECT_SKILL_DIRS`) anywhere, trusted or not: a skill
+/// changes only through `skill_manage`, which scans it. The rule that refuses
+/// `path`, if one does.
+fn skill_root_rule(ctx: &ToolContext, path: &Path) -> Option<(PathBuf, &'static str)> {
+    let options = skill_core::DiscoveryOptions::resolve(&ctx.home, &ctx.config, &ctx.cwd);
+    for root in &options.roots {
+        let root_path = resolve_existing_prefix(&root.path);
+        if path.starts_with(&root_path) {
+            let rule = match &root.scope {
+                skill_core::Scope::User => "knack's skills folder",
+                skill_core::Scope::Project => "a project skills folder",
+                skill_core::Scope::Numbered { label, .. } if *label == "project" => {
+                    "a project skills folder"
+                }
+                _ => "a skills folder from skills.external_dirs or skills.plugins",
+            };
+            return Some((root_path, rule));
+        }
+    }
+    // A project skill folder whether or not discovery reads it today: the
+    // repository may be trusted tomorrow.
+    path.ancestors().find_map(|dir| {
+        skill_core::roots::PROJECT_SKILL_DIRS
+            .iter()
+            .any(|rel| dir.ends_with(rel))
+            .then(|| (dir.to_path_buf(), "a project skills folder"))
+    })
+}
+
 fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
-    let skills = resolve_existing_prefix(&ctx.home.skills_dir());
-    if path.starts_with(&skills) {
+    if let Some((root, rule)) = skill_root_rule(ctx, path) {
         return Gate::Refuse {
             error: format!(
-                "{} is inside the skills folder, which file tools do not write.",
-                path.display()
+                "{} is inside {} ({rule}), which file tools do not write: every skill change \
+                 goes through the guard's scan.",
+                path.display(),
+                root.display()
             ),
-            hint: "Use skill_manage (actions edit, patch, write_file) to change skills.".to_owned(),
+            hint: "Use skill_manage (actions create, edit, patch, write_file) to change a \
+                   skill; a project's own skill files are the user's to edit."
+                .to_owned(),
         };
     }
     // The home and every existing `.knack/`, and also a `.knack/` that does
@@ -325,7 +385,7 @@ pub fn mcp_tool_gate(ctx: &ToolContext, name: &str, hints: McpToolHints) -> Gate
         ),
         McpApproval::Auto if hints.read_only => Gate::Run,
         McpApproval::Auto
-            if hints.destructive == Some(false) && policy != ApprovalPolicy::Untrusted =>
+            if hints.destructive == Some(false) && policy.trusts_non_destructive_tools() =>
         {
             Gate::Run
         }
@@ -390,15 +450,6 @@ mod tests {
             dir.join("work"),
             "s",
         )
-    }
-
-    #[test]
-    fn read_only_commands_are_recognised_conservatively() {
-        assert!(is_known_read_only("ls -la | grep x; git status"));
-        assert!(!is_known_read_only("ls > out.txt"));
-        assert!(!is_known_read_only("rm -rf x"));
-        assert!(!is_known_read_only("echo $(rm -rf x)"));
-        assert!(!is_known_read_only("git push"));
     }
 
     #[test]
