@@ -121,6 +121,34 @@ pub fn protected_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
     dirs
 }
 
+/// The policy of a command that leaves the sandbox (`outside_sandbox`, after
+/// the user's approval or under `--yolo`): it may write everywhere and use
+/// the network, but knack's own files stay read-only — the home, every
+/// project `.knack/` and every project skill folder — so one approved command
+/// cannot switch approvals off for good or plant an unscanned skill.
+/// `None` where the kernel has no sandbox at all (the user was asked to let it
+/// run unconfined). A minimal form of the workspace policy, until the sandbox
+/// crate offers its own constructor.
+pub fn outside_sandbox_policy(ctx: &ToolContext) -> Option<SandboxPolicy> {
+    if !knack_sandbox::support().filesystem {
+        return None;
+    }
+    let mut read_only = protected_dirs(ctx);
+    if let Some(repo) = skill_core::roots::find_git_root(&ctx.cwd) {
+        read_only.extend(
+            skill_core::roots::project_skill_dirs(&repo, &ctx.cwd)
+                .into_iter()
+                .filter(|dir| dir.is_dir()),
+        );
+    }
+    Some(SandboxPolicy {
+        writable_roots: vec![PathBuf::from("/")],
+        read_only,
+        hidden_files: Vec::new(),
+        network: true,
+    })
+}
+
 /// Whether the kernel sandbox can confine commands here; said once per
 /// process in the log, and in every refusal that it causes.
 pub fn sandbox_missing_reason() -> Option<String> {
@@ -401,15 +429,28 @@ pub fn mcp_tool_gate(ctx: &ToolContext, name: &str, hints: McpToolHints) -> Gate
     }
 }
 
+/// Words in a command's output that show the kernel said no.
+const DENIED: [&str; 4] = [
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+    "Network is unreachable",
+];
+
+/// The note for a failed command that ran outside the sandbox and was
+/// refused: knack's own files stay read-only there too.
+pub fn outside_denial_hint(output: &str) -> Option<String> {
+    DENIED.iter().any(|word| output.contains(word)).then(|| {
+        "This command ran outside the sandbox, but knack's own files (its home with \
+         config.yaml and skills, every project's .knack/ and skill folders) stay read-only \
+         even there. Skills change through skill_manage; settings are the user's to change."
+            .to_owned()
+    })
+}
+
 /// A note for a failed sandboxed command whose output shows the kernel said
 /// no: what was denied and how the user can allow it.
 pub fn denial_hint(ctx: &ToolContext, output: &str) -> Option<String> {
-    const DENIED: [&str; 4] = [
-        "Permission denied",
-        "Read-only file system",
-        "Operation not permitted",
-        "Network is unreachable",
-    ];
     if !DENIED.iter().any(|word| output.contains(word)) {
         return None;
     }

@@ -184,11 +184,16 @@ impl Tool for Terminal {
             let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(max).clamp(1, max));
             let cap = ctx.config.terminal.output_cap_chars.max(200);
             let sandbox = if outside {
-                None
+                boundary::outside_sandbox_policy(ctx)
             } else {
                 boundary::sandbox_policy(ctx)
             };
-            run(&args.command, &dir, timeout, cap, sandbox.as_ref(), ctx).await
+            let confined = match (&sandbox, outside) {
+                (None, _) => Confined::No,
+                (Some(policy), false) => Confined::Sandbox(policy),
+                (Some(policy), true) => Confined::KnacksFilesOnly(policy),
+            };
+            run(&args.command, &dir, timeout, cap, confined, ctx).await
         })
     }
 }
@@ -199,14 +204,35 @@ enum Ending {
     Interrupted,
 }
 
+/// How a command is confined.
+#[derive(Clone, Copy)]
+enum Confined<'p> {
+    /// `full-access`, or no sandbox on this kernel.
+    No,
+    /// The session's sandbox.
+    Sandbox(&'p SandboxPolicy),
+    /// Outside the sandbox, yet knack's own files stay read-only.
+    KnacksFilesOnly(&'p SandboxPolicy),
+}
+
+impl<'p> Confined<'p> {
+    fn policy(self) -> Option<&'p SandboxPolicy> {
+        match self {
+            Self::No => None,
+            Self::Sandbox(policy) | Self::KnacksFilesOnly(policy) => Some(policy),
+        }
+    }
+}
+
 async fn run(
     command: &str,
     dir: &std::path::Path,
     timeout: Duration,
     cap_chars: usize,
-    sandbox: Option<&SandboxPolicy>,
+    confined: Confined<'_>,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
+    let sandbox = confined.policy();
     let spawn_error = |e: std::io::Error| ToolError::model(format!("cannot start bash: {e}"));
     let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
     let writer_err = writer.try_clone().map_err(spawn_error)?;
@@ -275,7 +301,11 @@ async fn run(
             collector.spilled().map(|(path, _)| path.to_path_buf()),
         )
     };
-    let denial = sandbox.and_then(|_| boundary::denial_hint(ctx, &output.text));
+    let denial = match confined {
+        Confined::No => None,
+        Confined::Sandbox(_) => boundary::denial_hint(ctx, &output.text),
+        Confined::KnacksFilesOnly(_) => boundary::outside_denial_hint(&output.text),
+    };
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let mut result = json!({
