@@ -147,7 +147,7 @@ impl Session {
         let discovery = Arc::new(DiscoveryCache::new());
         let registry = Arc::new(mcp::session_registry(&options));
         let review_threshold = options.config.skills.review_after_tool_calls;
-        let preprocess = PreprocessOptions::from_config(&options.config);
+        let preprocess = PreprocessOptions::from_config(&options.home, &options.config);
         // The secrets this session must never store or send. It is rebuilt before
         // each turn (`refresh_redactor`), which adds values saved since and the
         // variables the skills declare.
