@@ -438,10 +438,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             return;
         }
+        // Model and tool text never reaches the terminal with its control sequences.
+        let event = crate::terminal_text::escape_event(event);
         if let Some(progress) = &mut self.progress {
-            progress.observe(event, std::time::Instant::now());
+            progress.observe(&event, std::time::Instant::now());
         }
-        self.print(event);
+        self.print(&event);
         self.draw_progress();
     }
 
