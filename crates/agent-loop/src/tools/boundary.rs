@@ -494,6 +494,53 @@ mod tests {
     }
 
     #[test]
+    fn every_skill_folder_is_refused_to_the_file_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        let external = dir.path().join("shared-skills");
+        std::fs::create_dir_all(&external).unwrap();
+        let ctx = ctx_in(dir.path(), |c| {
+            c.skills.external_dirs = vec![external.display().to_string()];
+        });
+        for raw in [
+            ".agents/skills/x/SKILL.md",
+            "deep/er/.agents/skills/x/SKILL.md",
+            ".knack/skills/x/SKILL.md",
+            "../shared-skills/x/SKILL.md",
+            "../home/skills/x/SKILL.md",
+        ] {
+            let (_, gate) = file_gate(&ctx, raw, FileAccess::Write);
+            match gate {
+                Gate::Refuse { hint, .. } => assert!(hint.contains("skill_manage"), "{raw}"),
+                other => panic!("{raw}: {other:?}"),
+            }
+        }
+        // Reading skills stays allowed, and a folder merely near one is not a root.
+        let (_, gate) = file_gate(&ctx, ".agents/skills/x/SKILL.md", FileAccess::Read);
+        assert_eq!(gate, Gate::Run);
+        let (_, gate) = file_gate(&ctx, ".agents/notes.md", FileAccess::Write);
+        assert_eq!(gate, Gate::Run);
+    }
+
+    #[test]
+    fn commands_outside_the_sandbox_keep_knacks_files_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx_in(dir.path(), |_| {});
+        std::fs::create_dir_all(dir.path().join("work/.git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work/.agents/skills")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work/.knack")).unwrap();
+        let policy = outside_sandbox_policy(&ctx).expect("this kernel has Landlock");
+        assert!(policy.network);
+        for protected in ["home/config.yaml", "work/.knack/x", "work/.agents/skills/x"] {
+            let path = dir.path().join(protected);
+            assert!(
+                policy.read_only.iter().any(|p| path.starts_with(p)),
+                "{protected}: {:?}",
+                policy.read_only
+            );
+        }
+    }
+
+    #[test]
     fn never_refuses_what_would_ask_and_on_request_asks() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx_in(dir.path(), |c| c.agent.approval = ApprovalPolicy::Never);
