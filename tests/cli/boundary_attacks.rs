@@ -63,7 +63,10 @@ print(n)
 fn swap_race(runner: Runner) {
     let world = World::new(runner);
     world.write(&world.cwd.join("dir/.bashrc"), "PAYLOAD\n");
-    world.write(&world.victim.join(".bashrc"), "export PS1='$ '\n# PAYLOAD\n");
+    world.write(
+        &world.victim.join(".bashrc"),
+        "export PS1='$ '\n# PAYLOAD\n",
+    );
     symlink(&world.victim, world.cwd.join("link")).unwrap();
     let script = world.base().join("swap.py");
     std::fs::write(&script, SWAPPER).unwrap();
@@ -72,7 +75,7 @@ fn swap_race(runner: Runner) {
 
     let started = world.cwd.join("swapping");
     let stop = world.cwd.join("stop-swapping");
-    let mut swapper = world
+    let swapper = world
         .sandboxed(Path::new("/usr/bin/python3"))
         .arg(&script)
         .arg(world.cwd.join("dir"))
@@ -133,13 +136,23 @@ fn swap_race(runner: Runner) {
 
     assert!(calls >= 200);
     assert!(swaps > 0, "the swapper never swapped");
-    assert_eq!(snapshot(&world.victim), before, "a write left the workspace");
+    assert_eq!(
+        snapshot(&world.victim),
+        before,
+        "a write left the workspace"
+    );
     let leftovers = world.files_named(".knack-write-");
     assert!(leftovers.is_empty(), "temp files left: {leftovers:?}");
     let results = tool_results(&server);
     assert_eq!(results.len(), calls);
-    let landed = results.iter().filter(|r| r["success"] == json!(true)).count();
-    assert!(landed > 0, "no write succeeded, so the race was not exercised");
+    let landed = results
+        .iter()
+        .filter(|r| r["success"] == json!(true))
+        .count();
+    assert!(
+        landed > 0,
+        "no write succeeded, so the race was not exercised"
+    );
 }
 
 /// A command plants links where long output could be saved; the output
@@ -197,10 +210,16 @@ fn spill_link(runner: Runner) {
     assert_eq!(dir_meta.permissions().mode() & 0o777, 0o700);
     let output = long["output"].as_str().unwrap();
     assert!(
-        output.contains(&format!("its first 200000 bytes are in {}", saved.display())),
+        output.contains(&format!(
+            "its first 200000 bytes are in {}",
+            saved.display()
+        )),
         "{output}"
     );
-    assert!(!spill_dir.join("ancient.log").exists(), "old output cleaned");
+    assert!(
+        !spill_dir.join("ancient.log").exists(),
+        "old output cleaned"
+    );
     assert!(spill_dir.join("recent.log").exists());
     assert!(!spill_dir.join("planted.log").exists());
     assert!(!target.exists());
@@ -220,7 +239,10 @@ fn skill_folders(runner: Runner) {
     assert!(git.success());
     world.write(
         &world.home.join("config.yaml"),
-        &format!("skills:\n  trusted_projects: [\"{}\"]\n", world.cwd.display()),
+        &format!(
+            "skills:\n  trusted_projects: [\"{}\"]\n",
+            world.cwd.display()
+        ),
     );
     let existing = "---\nname: kept\ndescription: Use when testing the boundary\n---\nSteps.\n";
     world.write(&world.cwd.join(".agents/skills/kept/SKILL.md"), existing);
@@ -253,8 +275,14 @@ fn skill_folders(runner: Runner) {
     for result in tool_results(&server) {
         assert_eq!(result["success"], json!(false), "{result}");
         assert!(
-            result["hint"].as_str().unwrap_or_default().contains("skill_manage")
-                || result["hint"].as_str().unwrap_or_default().contains("knack config"),
+            result["hint"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("skill_manage")
+                || result["hint"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("knack config"),
             "{result}"
         );
     }
@@ -304,8 +332,14 @@ fn helper_commands(runner: Runner) {
     server.enqueue(ScriptedReply::text("ok"));
     world.knack(&server, &["run", "/probe go", "--no-review"]);
     let sent = everything_sent(&server);
-    assert!(sent.contains("snippet-ran"), "the snippet did not run: {sent}");
-    assert!(sent.contains("provider-ran"), "the provider did not run: {sent}");
+    assert!(
+        sent.contains("snippet-ran"),
+        "the snippet did not run: {sent}"
+    );
+    assert!(
+        sent.contains("provider-ran"),
+        "the provider did not run: {sent}"
+    );
     assert!(!sent.contains("sauce-value-12345"), "{sent}");
     if runner == Runner::Root {
         // Hidden by the sandbox, not only redacted afterwards.
@@ -357,7 +391,11 @@ fn outside_sandbox(runner: Runner) {
         assert_eq!(results[2]["success"], json!(true), "{}", results[2]);
         assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
         assert!(!world.home.join("skills/evil").exists());
-        assert_eq!(std::fs::read_to_string(&mark).unwrap(), "hi\n", "it ran outside");
+        assert_eq!(
+            std::fs::read_to_string(&mark).unwrap(),
+            "hi\n",
+            "it ran outside"
+        );
     }
 }
 
@@ -400,8 +438,16 @@ fn secrets(runner: Runner) {
     }
     assert!(!stored.is_empty());
     let stored = String::from_utf8_lossy(&stored);
-    assert!(stored.contains("[REDACTED:"), "the store holds the redacted result");
-    for secret in ["db-pass-4242", "plainvalue-777", "other-pass-99", "said-pass-31"] {
+    assert!(
+        stored.contains("[REDACTED:"),
+        "the store holds the redacted result"
+    );
+    for secret in [
+        "db-pass-4242",
+        "plainvalue-777",
+        "other-pass-99",
+        "said-pass-31",
+    ] {
         assert!(!sent.contains(secret), "{secret} reached the model");
         assert!(!stored.contains(secret), "{secret} reached state.db");
     }
@@ -431,7 +477,11 @@ fn untrusted_writers(runner: Runner) {
         .enumerate()
         .map(|(i, command)| call(format!("w{i}"), "terminal", json!({"command": command})))
         .collect();
-    calls.push(call("r".into(), "terminal", json!({"command": "sort in.txt | uniq -c"})));
+    calls.push(call(
+        "r".into(),
+        "terminal",
+        json!({"command": "sort in.txt | uniq -c"}),
+    ));
     server.enqueue(ScriptedReply::tool_calls(calls));
     server.enqueue(ScriptedReply::text("done"));
     world.knack(&server, &["run", "tidy", "--no-review"]);
@@ -471,11 +521,17 @@ fn escape_sequences(runner: Runner) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     for text in [&stdout, &stderr] {
-        assert!(!text.contains(['\u{1b}', '\u{7}']), "raw control bytes: {text:?}");
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}']),
+            "raw control bytes: {text:?}"
+        );
     }
     assert!(
         stdout.contains("Done^[]52;c;ZXZpbA==^G and^[[2J^[[H cleared."),
         "{stdout:?}"
     );
-    assert!(stderr.contains("missing^[[2J^[]0;title^G.txt"), "{stderr:?}");
+    assert!(
+        stderr.contains("missing^[[2J^[]0;title^G.txt"),
+        "{stderr:?}"
+    );
 }

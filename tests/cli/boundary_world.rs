@@ -21,6 +21,11 @@ pub enum Runner {
     Nobody,
 }
 
+/// "Text file busy".
+fn libc_etxtbsy() -> i32 {
+    rustix::io::Errno::TXTBSY.raw_os_error()
+}
+
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
@@ -163,7 +168,18 @@ impl World {
             .env("KNACK_MODEL", "mock-model")
             .args(args)
             .stdin(std::process::Stdio::null());
-        cmd.output().unwrap()
+        // The copy was just written; a child another test forked meanwhile
+        // may still hold it open for writing until it execs (ETXTBSY).
+        let mut tries = 0;
+        loop {
+            match cmd.output() {
+                Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) && tries < 500 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                other => return other.unwrap(),
+            }
+        }
     }
 
     /// A program of the test's own (the swapper), run as the runner in the

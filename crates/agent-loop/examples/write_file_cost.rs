@@ -32,7 +32,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("openat2 beneath {}", cwd.display());
 
     let mut run = |name: &str, args: &dyn Fn(usize) -> serde_json::Value| {
-        let tool = if name == "patch" { "patch" } else { "write_file" };
+        let tool = if name == "patch" {
+            "patch"
+        } else {
+            "write_file"
+        };
         let mut samples = Vec::with_capacity(SAMPLES);
         for round in 0..WARMUP + SAMPLES {
             let started = Instant::now();
@@ -50,13 +54,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         print_bench(name, samples);
         Ok(())
     };
-    run("write_file", &|_| json!({"path": "src/lib.rs", "content": content}))?;
-    run("write_file_new_folders", &|round| {
-        json!({"path": format!("gen/{round}/deep/file.rs"), "content": content})
-    })?;
+    run(
+        "write_file",
+        &|_| json!({"path": "src/lib.rs", "content": content}),
+    )?;
+    run(
+        "write_file_new_folders",
+        &|round| json!({"path": format!("gen/{round}/deep/file.rs"), "content": content}),
+    )?;
     // Back and forth, so every round has exactly one place to change.
     run("patch", &|round| {
-        let (old, new) = if round % 2 == 0 { ("alpha", "omega") } else { ("omega", "alpha") };
+        let (old, new) = if round % 2 == 0 {
+            ("alpha", "omega")
+        } else {
+            ("omega", "alpha")
+        };
         json!({"path": "src/lib.rs", "old_string": old, "new_string": new})
     })?;
     Ok(())

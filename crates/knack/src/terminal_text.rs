@@ -46,8 +46,9 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Escapes every string of `value` (object keys too) in place; whether any changed.
-fn escape_value(value: &mut Value) -> bool {
+/// Escapes every string of `value` (object keys too) in place; whether any
+/// changed. For text a renderer takes out of a tool's JSON reply.
+pub fn escape_json(value: &mut Value) -> bool {
     match value {
         Value::String(text) => match escape(text) {
             Cow::Borrowed(_) => false,
@@ -58,7 +59,7 @@ fn escape_value(value: &mut Value) -> bool {
         },
         Value::Array(items) => items
             .iter_mut()
-            .fold(false, |changed, item| escape_value(item) | changed),
+            .fold(false, |changed, item| escape_json(item) | changed),
         Value::Object(map) => {
             let mut changed = false;
             if map.keys().any(|k| k.chars().any(is_unsafe)) {
@@ -70,7 +71,7 @@ fn escape_value(value: &mut Value) -> bool {
                 changed = true;
             }
             map.values_mut()
-                .fold(changed, |changed, item| escape_value(item) | changed)
+                .fold(changed, |changed, item| escape_json(item) | changed)
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
@@ -86,7 +87,7 @@ where
     let Ok(mut value) = serde_json::to_value(item) else {
         return Cow::Borrowed(item);
     };
-    if !escape_value(&mut value) {
+    if !escape_json(&mut value) {
         return Cow::Borrowed(item);
     }
     match serde_json::from_value(value) {

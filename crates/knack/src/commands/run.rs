@@ -410,6 +410,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     fn note(&mut self, text: &str) {
+        // Text taken out of a tool's JSON reply is decoded here, so escape it again.
+        let text = crate::terminal_text::escape(text);
         self.clear_progress();
         self.end_line();
         let _ = if self.color {
