@@ -31,7 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let content = format!("alpha\n{}", "x".repeat(4_090));
     println!("openat2 beneath {}", cwd.display());
 
-    let mut run = |name: &str, args: &dyn Fn(usize) -> serde_json::Value| {
+    let run = |name: &str, args: &dyn Fn(usize) -> serde_json::Value| {
         let tool = if name == "patch" {
             "patch"
         } else {

@@ -432,10 +432,8 @@ fn sed_args(args: &[String]) -> Result<(), Refusal> {
                     Some(script) => scripts.push(script),
                     None => return Err("--expression has no script".to_owned()),
                 },
-                "line-length" => {
-                    if value.is_none() {
-                        iter.next();
-                    }
+                "line-length" if value.is_none() => {
+                    iter.next();
                 }
                 _ => {}
             }

@@ -26,7 +26,8 @@ fn snapshot_escape_sequences_are_shown_not_obeyed() {
             },
             Event::ToolCallOutput {
                 call_id: "c1".into(),
-                output: "{\"success\":true,\"output\":\"\u{1b}]0;owned\u{7}\"}".into(),
+                // As the agent loop sends it: JSON text, the sequences \u-escaped in it.
+                output: json!({"success": true, "output": "\u{1b}]0;owned\u{7}"}).to_string(),
             },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
