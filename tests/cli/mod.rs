@@ -1,3 +1,5 @@
+mod boundary_attacks;
+mod boundary_world;
 mod chat;
 mod collections;
 mod common;

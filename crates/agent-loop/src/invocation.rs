@@ -388,7 +388,10 @@ mod tests {
     fn rendered_message_carries_body_dir_and_text() {
         let (dir, set) = set_with(&[("a/deploy", "deploy")]);
         let inv = parse_invocation("/deploy ship it", &set).unwrap().unwrap();
-        let opts = PreprocessOptions::from_config(&knack_config::Config::default());
+        let opts = PreprocessOptions::from_config(
+            &knack_config::KnackHome::at("/nonexistent-knack-home"),
+            &knack_config::Config::default(),
+        );
         let msg = render_invocation(
             &inv,
             InvocationVia::Slash,
@@ -429,7 +432,10 @@ mod tests {
         }]))
         .0;
         let inv = parse_invocation("/weather today", &set).unwrap().unwrap();
-        let opts = PreprocessOptions::from_config(&knack_config::Config::default());
+        let opts = PreprocessOptions::from_config(
+            &knack_config::KnackHome::at("/nonexistent-knack-home"),
+            &knack_config::Config::default(),
+        );
         let env = knack_config::parse_env_file("SKILL_TEST_WEATHER_REGION=eu\n");
         let msg = render_invocation(&inv, InvocationVia::Slash, "s", &opts, &env);
         assert!(

@@ -5,15 +5,19 @@
 //! skill-core (which cannot depend on this crate) scrub with the same rule.
 //! Redaction is the backstop for what scrubbing cannot stop: a command that
 //! reads `.env` or `/proc/<knack>/environ` prints a known value, and the value
-//! is replaced before the result reaches `state.db`, the frontends or the model.
+//! is replaced before the result reaches `state.db`, the frontends or the model;
+//! so is the password of any `scheme://user:password@host` URL, known or not.
 //! It cannot catch a value the command transformed (base64, split, reversed).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
+use std::sync::LazyLock;
+
 use aho_corasick::{AhoCorasick, MatchKind};
 use knack_config::{Config, KnackHome};
+use regex::Regex;
 use serde_json::{Map, Value};
 use skill_core::SkillSet;
 
@@ -25,9 +29,25 @@ pub use knack_config::secret_env::{
 /// everywhere would mangle ordinary output, and a short value is no real secret.
 pub const MIN_SECRET_CHARS: usize = 8;
 
-/// A `.env` value under a name the rule does not know is still treated as a
-/// credential when it looks like one: this long, one word, letters and digits.
-const TOKEN_LIKE_CHARS: usize = 20;
+/// What a URL's password is replaced by.
+pub const URL_PASSWORD_LABEL: &str = "[REDACTED:URL_PASSWORD]";
+
+/// knack's own settings that `.env` may hold and that are no secrets (the
+/// environment table of the CONTRACT): every other `.env` value is one.
+const PUBLIC_SETTINGS: [&str; 7] = [
+    "KNACK_BASE_URL",
+    "KNACK_MODEL",
+    "KNACK_WIRE",
+    "KNACK_CONTEXT_WINDOW",
+    "KNACK_LOG",
+    "KNACK_HOME",
+    "KNACK_BUNDLED_SKILLS",
+];
+
+/// `scheme://user:password@`: the password (group 2) up to the last `@`
+/// before the host, so an unescaped `@` inside it is covered too.
+static URL_PASSWORD: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]*:)([^\s/]+)@").ok());
 
 /// Removes every secret variable of this process's environment (by
 /// [`is_secret_name`], minus `passthrough`, i.e. `agent.env_passthrough`) from
@@ -102,11 +122,9 @@ impl Redactor {
     }
 
     /// The secrets this process knows of: every secret-named variable of the
-    /// environment and of `$KNACK_HOME/.env`, the variable `model.api_key_env`
-    /// names (whatever its name), and `.env` values that look like tokens
-    /// (at least 20 characters, one word with letters and digits, not a path
-    /// or URL) unless their name says what they are (knack's own settings,
-    /// `*_URL`, `*_MODEL`, `*_DIR`, ...). Other `.env` values stay visible.
+    /// environment, the variable `model.api_key_env` names (whatever its
+    /// name), and every value of `$KNACK_HOME/.env` except knack's own
+    /// public settings (`KNACK_BASE_URL`, `KNACK_MODEL`, ...).
     pub fn from_environment(home: &KnackHome, config: &Config) -> Self {
         Self::new(environment_secrets(home, config, &HashSet::new()))
     }
@@ -126,7 +144,7 @@ impl Redactor {
         Self::new(environment_secrets(home, config, &declared))
     }
 
-    /// Whether there is nothing to redact.
+    /// Whether no known value is redacted (URL passwords always are).
     pub fn is_empty(&self) -> bool {
         self.matcher.is_none()
     }
@@ -139,9 +157,17 @@ impl Redactor {
             .collect()
     }
 
-    /// `text` with every known secret value replaced by `[REDACTED:NAME]`;
-    /// borrowed (no copy) when nothing matched.
+    /// `text` with every known secret value replaced by `[REDACTED:NAME]`
+    /// and every URL password by [`URL_PASSWORD_LABEL`]; borrowed (no copy)
+    /// when nothing matched.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.redact_values(text) {
+            Cow::Borrowed(text) => redact_url_passwords(text),
+            Cow::Owned(text) => Cow::Owned(redact_url_passwords(&text).into_owned()),
+        }
+    }
+
+    fn redact_values<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let Some(matcher) = &self.matcher else {
             return Cow::Borrowed(text);
         };
@@ -174,9 +200,6 @@ impl Redactor {
     /// Redacts every string of a JSON value in place, object keys included;
     /// returns whether anything changed.
     pub fn redact_json(&self, value: &mut Value) -> bool {
-        if self.is_empty() {
-            return false;
-        }
         match value {
             Value::String(text) => self.redact_string(text),
             Value::Array(items) => items
@@ -201,6 +224,37 @@ impl Redactor {
     }
 }
 
+/// `text` with the password of every `scheme://user:password@host` replaced.
+fn redact_url_passwords(text: &str) -> Cow<'_, str> {
+    let Some(re) = URL_PASSWORD.as_ref() else {
+        return Cow::Borrowed(text);
+    };
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out: Option<String> = None;
+    let mut last = 0;
+    for caps in re.captures_iter(text) {
+        let (Some(prefix), Some(password)) = (caps.get(1), caps.get(2)) else {
+            continue;
+        };
+        if password.as_str() == URL_PASSWORD_LABEL {
+            continue;
+        }
+        let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        buf.push_str(&text[last..prefix.end()]);
+        buf.push_str(URL_PASSWORD_LABEL);
+        last = password.end();
+    }
+    match out {
+        Some(mut buf) => {
+            buf.push_str(&text[last..]);
+            Cow::Owned(buf)
+        }
+        None => Cow::Borrowed(text),
+    }
+}
+
 /// The `(name, value)` pairs [`Redactor::from_environment`] describes, plus
 /// those of the `declared` names.
 fn environment_secrets(
@@ -219,36 +273,15 @@ fn environment_secrets(
             is_key_var(&name).then_some((name, value))
         })
         .collect();
+    // `.env` holds what the user keeps from everything else: every value
+    // there counts, whatever its name, but knack's own public settings.
     let env_file = home.env_file();
     for (name, value) in env_file.iter() {
-        if is_key_var(name) || (!plainly_not_secret(name) && looks_like_token(value)) {
+        if is_key_var(name) || !PUBLIC_SETTINGS.contains(&name) {
             secrets.push((name.to_owned(), value.to_owned()));
         }
     }
     secrets
-}
-
-/// Names whose values are settings, not credentials, however token-like
-/// (`KNACK_MODEL=qwen2.5-7b-instruct`): the shape rule skips them.
-fn plainly_not_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper.starts_with("KNACK_")
-        || [
-            "_URL", "_HOST", "_MODEL", "_DIR", "_PATH", "_HOME", "_FILE", "_NAME",
-        ]
-        .iter()
-        .any(|suffix| upper.ends_with(suffix))
-}
-
-/// Whether a `.env` value under an unknown name looks like a credential.
-fn looks_like_token(value: &str) -> bool {
-    let value = value.trim();
-    value.chars().count() >= TOKEN_LIKE_CHARS
-        && !value.chars().any(char::is_whitespace)
-        && value.chars().any(|c| c.is_ascii_alphabetic())
-        && value.chars().any(|c| c.is_ascii_digit())
-        && !value.contains("://")
-        && !value.starts_with(['/', '~', '.'])
 }
 
 #[cfg(test)]
@@ -272,6 +305,41 @@ mod tests {
         );
         assert!(Redactor::default().is_empty());
         assert!(Redactor::new([("X_TOKEN", "  short  ")]).is_empty());
+    }
+
+    #[test]
+    fn url_passwords_are_redacted_whoever_knows_them() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.redact("DATABASE_URL=postgres://app:s3cr3t-pw@db.internal:5432/app ok"),
+            format!("DATABASE_URL=postgres://app:{URL_PASSWORD_LABEL}@db.internal:5432/app ok")
+        );
+        // An unescaped @ in the password, an empty user, two URLs on a line.
+        assert_eq!(
+            r.redact("redis://:p@ss@cache/0 and HTTPS://u:x@h/"),
+            format!("redis://:{URL_PASSWORD_LABEL}@cache/0 and HTTPS://u:{URL_PASSWORD_LABEL}@h/")
+        );
+        // No password, or no user info: left alone.
+        for text in [
+            "https://example.com/a:b@c",
+            "ssh://git@github.com/x",
+            "http://host:8080/path",
+            "a:b@c",
+        ] {
+            assert!(matches!(r.redact(text), Cow::Borrowed(_)), "{text}");
+        }
+        // Idempotent, so JSON redaction can say whether anything changed.
+        let once = r.redact("mysql://root:hunter2@localhost").into_owned();
+        assert!(matches!(r.redact(&once), Cow::Borrowed(_)), "{once}");
+        let mut value = json!({"output": "git clone https://bob:tok3n@git.example/r"});
+        assert!(r.redact_json(&mut value));
+        assert!(!value.to_string().contains("tok3n"), "{value}");
+        // Known values and URL passwords in one text.
+        let r = Redactor::new([("MY_TOKEN", "abcdefgh12345")]);
+        assert_eq!(
+            r.redact("t=abcdefgh12345 u=ftp://me:pw123456@h"),
+            format!("t=[REDACTED:MY_TOKEN] u=ftp://me:{URL_PASSWORD_LABEL}@h")
+        );
     }
 
     #[test]
@@ -299,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn env_file_values_count_by_name_or_by_shape() {
+    fn every_env_file_value_is_a_secret_but_knacks_public_settings() {
         let dir = tempfile::tempdir().unwrap();
         let home = KnackHome::at(dir.path());
         std::fs::write(
@@ -313,10 +381,11 @@ mod tests {
         config.model.api_key_env = "MY_LLM".into();
         let r = Redactor::from_environment(&home, &config);
         let names = r.names();
-        for name in ["DB_PASSWORD", "ODD_THING", "MY_LLM"] {
+        // Every value, whatever its name or shape, but knack's public settings.
+        for name in ["DB_PASSWORD", "ODD_THING", "MY_LLM", "EDITOR_BIN"] {
             assert!(names.contains(&name), "{name} missing from {names:?}");
         }
-        for name in ["KNACK_BASE_URL", "KNACK_MODEL", "EDITOR_BIN"] {
+        for name in ["KNACK_BASE_URL", "KNACK_MODEL"] {
             assert!(!names.contains(&name), "{name} should stay visible");
         }
         assert!(!format!("{r:?}").contains("hunter2"), "Debug hides values");
@@ -343,11 +412,11 @@ mod tests {
         ]))
         .0;
         let config = Config::default();
+        // In `.env` it is a secret anyway; declared, it is one wherever it is set.
         assert!(
-            !Redactor::from_environment(&home, &config)
+            Redactor::from_environment(&home, &config)
                 .names()
-                .contains(&"WEATHER_SERVICE"),
-            "neither its name nor its shape says secret"
+                .contains(&"WEATHER_SERVICE")
         );
         let r = Redactor::for_session(&home, &config, &set);
         assert_eq!(

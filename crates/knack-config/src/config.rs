@@ -286,6 +286,33 @@ impl ApprovalPolicy {
             Self::Never => "never",
         }
     }
+
+    // The policies' decisions, one exhaustive match each: a new policy must
+    // say what it does everywhere before it compiles.
+
+    /// Whether what needs approval is put to the user (`false`: refused unasked).
+    pub fn asks(self) -> bool {
+        match self {
+            Self::Untrusted | Self::OnRequest => true,
+            Self::Never => false,
+        }
+    }
+
+    /// Whether a sandboxed command outside the read-only allowlist needs approval.
+    pub fn approves_every_command(self) -> bool {
+        match self {
+            Self::Untrusted => true,
+            Self::OnRequest | Self::Never => false,
+        }
+    }
+
+    /// Whether an MCP tool that says it changes nothing irreversibly runs unasked.
+    pub fn trusts_non_destructive_tools(self) -> bool {
+        match self {
+            Self::Untrusted => false,
+            Self::OnRequest | Self::Never => true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,6 +321,13 @@ pub struct TerminalConfig {
     pub timeout_secs: u64,
     /// Output kept from a command; past it the head and tail are kept.
     pub output_cap_chars: usize,
+    /// Most bytes of one command's whole output saved in
+    /// `$KNACK_HOME/tool-output/` when the result had to be cut.
+    pub spill_max_file_bytes: u64,
+    /// Most bytes that folder holds; the oldest files go first. 0 saves nothing.
+    pub spill_max_total_bytes: u64,
+    /// Saved outputs older than this many days are deleted.
+    pub spill_max_age_days: u64,
 }
 
 impl Default for TerminalConfig {
@@ -301,6 +335,9 @@ impl Default for TerminalConfig {
         Self {
             timeout_secs: 120,
             output_cap_chars: 20_000,
+            spill_max_file_bytes: 10 * 1024 * 1024,
+            spill_max_total_bytes: 100 * 1024 * 1024,
+            spill_max_age_days: 7,
         }
     }
 }

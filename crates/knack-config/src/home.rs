@@ -55,6 +55,11 @@ impl KnackHome {
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
+    /// Where the whole output of a long command is saved (0700, files 0600):
+    /// inside the home, which commands cannot write.
+    pub fn tool_output_dir(&self) -> PathBuf {
+        self.root.join("tool-output")
+    }
 
     /// Reads `$KNACK_HOME/.env`; a missing file is an empty one.
     pub fn env_file(&self) -> crate::EnvFile {

@@ -11,6 +11,7 @@ mod logging;
 mod output;
 mod progress;
 mod suggest;
+mod terminal_text;
 mod tui;
 
 use std::process::ExitCode;

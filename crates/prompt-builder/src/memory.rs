@@ -1,10 +1,10 @@
 //! Layers 3, 5 and 6: the external memory provider's block and the frozen
 //! MEMORY.md / USER.md snapshots, each capped and screened by the guard.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use skill_core::helper_command::{HelperConfinement, run_helper};
 
 use crate::inputs::PromptInputs;
 use crate::screen::{Screened, cut_with_ellipsis, screen, strip_bom};
@@ -154,7 +154,15 @@ pub(crate) fn provider_layer(inputs: &PromptInputs, warnings: &mut Vec<String>) 
         return String::new();
     };
     let passthrough = &inputs.config.agent.env_passthrough;
-    let output = match run_provider_in(command, &inputs.cwd, PROVIDER_TIMEOUT, passthrough) {
+    // The command may be a workspace script the model edited: read-only sandbox.
+    let confinement = HelperConfinement::for_config(&inputs.home, &inputs.config);
+    let output = match run_provider_in(
+        command,
+        &inputs.cwd,
+        PROVIDER_TIMEOUT,
+        &confinement,
+        passthrough,
+    ) {
         Ok(out) => out,
         Err(e) => {
             warnings.push(e.to_string());
@@ -183,90 +191,41 @@ pub(crate) fn provider_layer(inputs: &PromptInputs, warnings: &mut Vec<String>) 
     format!("{PROVIDER_HEADER}\n\n{capped}")
 }
 
-/// [`run_provider_in`] with no secret variables passed through.
+/// [`run_provider_in`] unconfined, with no secret variables passed through.
 #[cfg(test)]
 fn run_provider(command: &str, cwd: &Path, timeout: Duration) -> crate::Result<String> {
-    run_provider_in(command, cwd, timeout, &[])
+    run_provider_in(command, cwd, timeout, &HelperConfinement::Unconfined, &[])
 }
 
 /// Runs `bash -c command` once and returns its stdout. Its output goes into
 /// the system prompt, so the command gets no secret variables except those
-/// in `passthrough` (`agent.env_passthrough`), like every command run for the model.
+/// in `passthrough` (`agent.env_passthrough`), like every command run for the
+/// model, and runs as `confinement` says (read-only in the sandbox unless
+/// the sandbox is off); nothing it starts outlives it.
 fn run_provider_in(
     command: &str,
     cwd: &Path,
     timeout: Duration,
+    confinement: &HelperConfinement,
     passthrough: &[String],
 ) -> crate::Result<String> {
-    use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new("bash");
-    knack_config::secret_env::scrub_std_command(&mut cmd, passthrough);
-    let mut child = cmd
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        // Its own process group, so a timeout can stop everything it started.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| crate::Error::Provider(format!("cannot start bash: {e}")))?;
-    let stdout = child.stdout.take();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(mut out) = stdout {
-            let _ = out.by_ref().take(1024 * 1024).read_to_end(&mut buf);
-            let _ = std::io::copy(&mut out, &mut std::io::sink());
-        }
-        let _ = tx.send(buf);
-    });
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                let left = timeout
-                    .saturating_sub(started.elapsed())
-                    .max(Duration::from_millis(100));
-                // A background grandchild may hold the pipe open; do not wait for it forever.
-                let buf = rx.recv_timeout(left).unwrap_or_default();
-                if !status.success() {
-                    let code = status
-                        .code()
-                        .map_or("a signal".to_owned(), |c| c.to_string());
-                    return Err(crate::Error::Provider(format!(
-                        "`{command}` exited with {code}; the memory provider layer is empty"
-                    )));
-                }
-                return Ok(String::from_utf8_lossy(&buf).into_owned());
-            }
-            Ok(None) if started.elapsed() >= timeout => {
-                kill_group(child.id());
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(crate::Error::Provider(format!(
-                    "`{command}` did not finish within {}s; the memory provider layer is empty",
-                    timeout.as_secs()
-                )));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => {
-                return Err(crate::Error::Provider(format!("`{command}`: {e}")));
-            }
-        }
+    let out = run_helper(command, cwd, timeout, confinement, passthrough, 1024 * 1024)
+        .map_err(|e| crate::Error::Provider(format!("`{command}`: {e}")))?;
+    let Some(status) = out.status else {
+        return Err(crate::Error::Provider(format!(
+            "`{command}` did not finish within {}s; the memory provider layer is empty",
+            timeout.as_secs()
+        )));
+    };
+    if !status.success() {
+        let code = status
+            .code()
+            .map_or("a signal".to_owned(), |c| c.to_string());
+        return Err(crate::Error::Provider(format!(
+            "`{command}` exited with {code}; the memory provider layer is empty"
+        )));
     }
-}
-
-/// Stops the provider's whole process group (no `unsafe` needed: `kill` does it).
-fn kill_group(pid: u32) {
-    let _ = Command::new("kill")
-        .arg("-9")
-        .arg("--")
-        .arg(format!("-{pid}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+    Ok(out.stdout)
 }
 
 #[cfg(test)]
@@ -294,9 +253,37 @@ mod tests {
         // The ceiling is far above what a loaded machine adds to the 300 ms
         // timeout and below the 120 s the command would take if it were
         // waited for instead of killed.
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         let err = run_provider("sleep 120", dir.path(), Duration::from_millis(300)).unwrap_err();
         assert!(err.to_string().contains("did not finish"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(60));
+    }
+
+    #[test]
+    fn the_provider_runs_read_only_in_the_sandbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let confinement = HelperConfinement::for_config(
+            &knack_config::KnackHome::at(home.path()),
+            &knack_config::Config::default(),
+        );
+        let out = run_provider_in(
+            "echo remembered",
+            dir.path(),
+            PROVIDER_TIMEOUT,
+            &confinement,
+            &[],
+        );
+        assert_eq!(out.unwrap(), "remembered\n");
+        let err = run_provider_in(
+            "echo x > planted.txt",
+            dir.path(),
+            PROVIDER_TIMEOUT,
+            &confinement,
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("exited with"), "{err}");
+        assert!(!dir.path().join("planted.txt").exists());
     }
 }

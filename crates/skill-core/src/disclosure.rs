@@ -793,7 +793,10 @@ mod tests {
         }]));
         let env = knack_config::EnvFile::default();
         let ctx = ViewContext {
-            preprocess: PreprocessOptions::from_config(&knack_config::Config::default()),
+            preprocess: PreprocessOptions::from_config(
+                &knack_config::KnackHome::at("/nonexistent-knack-home"),
+                &knack_config::Config::default(),
+            ),
             session_id: None,
             env: &env,
         };

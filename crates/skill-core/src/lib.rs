@@ -8,6 +8,7 @@ pub mod disclosure;
 pub mod discovery;
 pub mod frontmatter;
 pub mod fuzzy_patch;
+pub mod helper_command;
 pub mod history;
 pub mod injection;
 pub mod manage;
@@ -66,6 +67,9 @@ pub enum Error {
     /// Skill history: nothing recorded, an unknown version, a refused rollback.
     #[error("{0}")]
     History(String),
+    /// An inline shell snippet (or another helper command) that did not run.
+    #[error("{0}")]
+    HelperCommand(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -1,10 +1,13 @@
 //! Preprocessing of a SKILL.md on view and on injection: template variables
-//! (with the aliases other runtimes use), then inline shell when enabled.
+//! (with the aliases other runtimes use), then inline shell when enabled,
+//! each snippet run read-only in the sandbox (`helper_command`).
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use knack_config::{Config, KnackHome};
+
+use crate::helper_command::{HelperConfinement, run_helper};
 
 /// Output kept from one inline shell snippet.
 pub const INLINE_SHELL_OUTPUT_CAP: usize = 4000;
@@ -17,16 +20,19 @@ pub struct PreprocessOptions {
     /// Secret-looking variables inline shell snippets may still inherit
     /// (`agent.env_passthrough`, the same list the terminal tool uses).
     pub env_passthrough: Vec<String>,
+    /// The sandbox inline shell snippets run in.
+    pub confinement: HelperConfinement,
 }
 
 impl PreprocessOptions {
-    pub fn from_config(config: &knack_config::Config) -> Self {
+    pub fn from_config(home: &KnackHome, config: &Config) -> Self {
         let skills = &config.skills;
         Self {
             template_vars: skills.template_vars,
             inline_shell: skills.inline_shell,
             inline_shell_timeout: Duration::from_secs(skills.inline_shell_timeout),
             env_passthrough: config.agent.env_passthrough.clone(),
+            confinement: HelperConfinement::for_config(home, config),
         }
     }
 }
@@ -45,12 +51,7 @@ pub fn preprocess(text: &str, values: &TemplateValues<'_>, options: &PreprocessO
         text.to_owned()
     };
     match (options.inline_shell, values.skill_dir) {
-        (true, Some(dir)) => expand_inline_shell(
-            &text,
-            dir,
-            options.inline_shell_timeout,
-            &options.env_passthrough,
-        ),
+        (true, Some(dir)) => expand_inline_shell(&text, dir, options),
         _ => text,
     }
 }
@@ -77,12 +78,7 @@ pub fn substitute_template_vars(text: &str, values: &TemplateValues<'_>) -> Stri
 
 /// Runs each single-line `` !`cmd` `` snippet in document order and puts its
 /// output in place.
-pub fn expand_inline_shell(
-    text: &str,
-    dir: &Path,
-    timeout: Duration,
-    env_passthrough: &[String],
-) -> String {
+pub fn expand_inline_shell(text: &str, dir: &Path, options: &PreprocessOptions) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("!`") {
@@ -95,57 +91,38 @@ pub fn expand_inline_shell(
             continue;
         }
         out.push_str(&rest[..start]);
-        out.push_str(&run_snippet(command, dir, timeout, env_passthrough));
+        out.push_str(&run_snippet(command, dir, options));
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     out
 }
 
-fn run_snippet(command: &str, dir: &Path, timeout: Duration, env_passthrough: &[String]) -> String {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // The snippet's output goes to the model: it gets no keys.
-    knack_config::secret_env::scrub_std_command(&mut cmd, env_passthrough);
-    let child = cmd.spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => return format!("[inline shell failed to start: {e}]"),
+fn run_snippet(command: &str, dir: &Path, options: &PreprocessOptions) -> String {
+    // The snippet's output goes to the model: it gets no keys, and it runs
+    // read-only in the sandbox (a model could have written the skill).
+    let run = run_helper(
+        command,
+        dir,
+        options.inline_shell_timeout,
+        &options.confinement,
+        &options.env_passthrough,
+        1024 * 1024,
+    );
+    let out = match run {
+        Ok(out) => out,
+        Err(e) => return format!("[inline shell {e}]"),
     };
-    let stdout = child.stdout.take().map(drain_in_background);
-    let stderr = child.stderr.take().map(drain_in_background);
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
-        }
-    };
-    let collect = |h: Option<std::thread::JoinHandle<String>>| {
-        h.and_then(|h| h.join().ok()).unwrap_or_default()
-    };
-    let (stdout, stderr) = (collect(stdout), collect(stderr));
-    let Some(status) = status else {
+    let Some(status) = out.status else {
         return format!(
             "[inline shell timed out after {}s: {command}]",
-            timeout.as_secs()
+            options.inline_shell_timeout.as_secs()
         );
     };
-    let output = if stdout.trim().is_empty() {
-        stderr
+    let output = if out.stdout.trim().is_empty() {
+        out.stderr
     } else {
-        stdout
+        out.stdout
     };
     let output = cap_output(output.trim_end());
     if status.success() {
@@ -156,16 +133,6 @@ fn run_snippet(command: &str, dir: &Path, timeout: Duration, env_passthrough: &[
             .map_or("a signal".to_owned(), |c| c.to_string());
         format!("[inline shell failed with exit {code}: {output}]")
     }
-}
-
-fn drain_in_background<R: Read + Send + 'static>(mut reader: R) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = reader.by_ref().take(1024 * 1024).read_to_end(&mut buf);
-        // Keep draining so a chatty command never blocks on a full pipe.
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        String::from_utf8_lossy(&buf).into_owned()
-    })
 }
 
 fn cap_output(text: &str) -> String {
@@ -185,6 +152,7 @@ mod tests {
             inline_shell: shell,
             inline_shell_timeout: Duration::from_secs(2),
             env_passthrough: Vec::new(),
+            confinement: HelperConfinement::Unconfined,
         }
     }
 
@@ -212,7 +180,10 @@ mod tests {
 
     #[test]
     fn inline_shell_is_off_by_default_in_config() {
-        let o = PreprocessOptions::from_config(&knack_config::Config::default());
+        let o = PreprocessOptions::from_config(
+            &KnackHome::at("/nonexistent-home"),
+            &knack_config::Config::default(),
+        );
         assert!(!o.inline_shell);
         let dir = tempfile::tempdir().unwrap();
         let v = TemplateValues {
@@ -255,6 +226,28 @@ mod tests {
         let big = preprocess("!`head -c 5000 /dev/zero | tr '\\0' x`", &v, &opts(true));
         assert!(big.ends_with("...[truncated]"));
         assert_eq!(big.len(), INLINE_SHELL_OUTPUT_CAP + "...[truncated]".len());
+    }
+
+    #[test]
+    fn a_sandboxed_snippet_reads_but_cannot_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), "content").unwrap();
+        let v = TemplateValues {
+            skill_dir: Some(dir.path()),
+            session_id: None,
+        };
+        let o = PreprocessOptions {
+            confinement: HelperConfinement::for_config(
+                &KnackHome::at(home.path()),
+                &Config::default(),
+            ),
+            ..opts(true)
+        };
+        assert_eq!(preprocess("!`cat f.txt`", &v, &o), "content");
+        let out = preprocess("!`echo x > made.txt && echo wrote`", &v, &o);
+        assert!(out.starts_with("[inline shell failed"), "{out}");
+        assert!(!dir.path().join("made.txt").exists());
     }
 
     #[test]

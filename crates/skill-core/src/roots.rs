@@ -195,8 +195,13 @@ fn etcetera_home() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
 
-/// `.knack/skills` and `.agents/skills` in the repo root and every directory
-/// from there down to `cwd`, root first.
+/// Where a project keeps skills, relative to the repository root or any
+/// folder below it down to the working directory. The one list: discovery
+/// walks these, the file tools refuse to write them, the sandbox protects them.
+pub const PROJECT_SKILL_DIRS: [&str; 2] = [".knack/skills", ".agents/skills"];
+
+/// [`PROJECT_SKILL_DIRS`] in the repo root and every directory from there
+/// down to `cwd`, root first.
 pub fn project_skill_dirs(repo: &Path, cwd: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<&Path> = cwd
         .ancestors()
@@ -207,7 +212,7 @@ pub fn project_skill_dirs(repo: &Path, cwd: &Path) -> Vec<PathBuf> {
         dirs.push(repo);
     }
     dirs.iter()
-        .flat_map(|d| [d.join(".knack/skills"), d.join(".agents/skills")])
+        .flat_map(|d| PROJECT_SKILL_DIRS.map(|rel| d.join(rel)))
         .collect()
 }
 

@@ -5,6 +5,7 @@ mod agent;
 mod client;
 mod context;
 mod discovery;
+mod file_write;
 mod guard;
 mod library;
 mod manage;
@@ -103,6 +104,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "sandbox",
         run: sandbox::run,
+    },
+    Group {
+        name: "file-write",
+        run: file_write::run,
     },
     Group {
         name: "client",

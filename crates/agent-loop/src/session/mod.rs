@@ -147,7 +147,7 @@ impl Session {
         let discovery = Arc::new(DiscoveryCache::new());
         let registry = Arc::new(mcp::session_registry(&options));
         let review_threshold = options.config.skills.review_after_tool_calls;
-        let preprocess = PreprocessOptions::from_config(&options.config);
+        let preprocess = PreprocessOptions::from_config(&options.home, &options.config);
         // The secrets this session must never store or send. It is rebuilt before
         // each turn (`refresh_redactor`), which adds values saved since and the
         // variables the skills declare.
@@ -388,12 +388,21 @@ impl Session {
     }
 
     /// Appends a message to the conversation and to `state.db` at once.
-    /// Its text is redacted first: tool results already are (the registry
-    /// does it), but a skill invocation's inline-shell output or pasted text
-    /// may carry a known secret too, and neither the file nor the model gets it.
+    /// Its text and tool-call arguments are redacted first: tool results
+    /// already are (the registry does it), but a skill invocation's
+    /// inline-shell output, pasted text or the model's own words may carry a
+    /// known secret too, and neither the file nor the model gets it.
     pub(crate) fn record(&mut self, mut message: ChatMessage) -> Result<()> {
         if let Some(content) = &mut message.content {
             self.ctx.redactor.redact_string(content);
+        }
+        // The model's own tool-call arguments too: what it typed out is kept
+        // from the store and the next request like everything else (the call
+        // itself already ran, or runs, with the arguments as sent).
+        for call in message.tool_calls.iter_mut().flatten() {
+            self.ctx
+                .redactor
+                .redact_string(&mut call.function.arguments);
         }
         self.store.append_message(&self.id, &message)?;
         self.history.push(message);

@@ -37,17 +37,20 @@ pub enum Gate {
 
 impl Gate {
     fn ask(policy: ApprovalPolicy, key: &str, reason: String) -> Self {
-        match policy {
-            ApprovalPolicy::Never => Self::Refuse {
-                error: format!("refused without asking ({reason})."),
-                hint: "agent.approval is `never`, so nothing that needs approval runs. Find \
-                       another way, or ask the user to run it themselves."
-                    .to_owned(),
-            },
-            ApprovalPolicy::Untrusted | ApprovalPolicy::OnRequest => Self::Ask {
+        if policy.asks() {
+            Self::Ask {
                 key: key.to_owned(),
                 reason,
-            },
+            }
+        } else {
+            Self::Refuse {
+                error: format!("refused without asking ({reason})."),
+                hint: format!(
+                    "agent.approval is `{}`, so nothing that needs approval runs. Find \
+                     another way, or ask the user to run it themselves.",
+                    policy.name()
+                ),
+            }
         }
     }
 }
@@ -250,35 +253,19 @@ pub fn command_gate(ctx: &ToolContext, command: &str, outside_sandbox: bool) -> 
             format!("it matches the rule '{}' ({})", rule.id, rule.reason),
         );
     }
-    if policy == ApprovalPolicy::Untrusted && !is_known_read_only(command) {
+    if policy.approves_every_command()
+        && let Err(why) = super::read_only::check(command)
+    {
         return Gate::ask(
             policy,
             UNTRUSTED_COMMAND,
-            "agent.approval is `untrusted` and this is not a known read-only command".to_owned(),
+            format!(
+                "agent.approval is `{}` and this is not a known read-only command ({why})",
+                policy.name()
+            ),
         );
     }
     Gate::Run
-}
-
-/// Commands `untrusted` runs without asking: every simple command of the
-/// line is one of these and nothing is redirected into a file.
-fn is_known_read_only(command: &str) -> bool {
-    const READ_ONLY: [&str; 20] = [
-        "ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "rg", "which", "file", "stat",
-        "du", "df", "date", "whoami", "uname", "tree", "sort", "uniq",
-    ];
-    const GIT_READ_ONLY: [&str; 6] = ["status", "log", "diff", "show", "branch", "blame"];
-    if command.contains(['>', '`', '$', '(']) {
-        return false;
-    }
-    command
-        .split(['|', ';', '&', '\n'])
-        .map(str::split_whitespace)
-        .all(|mut words| match words.next() {
-            None => true,
-            Some("git") => words.next().is_some_and(|sub| GIT_READ_ONLY.contains(&sub)),
-            Some(program) => READ_ONLY.contains(&program),
-        })
 }
 
 /// What a file tool may do with a path.
@@ -289,7 +276,9 @@ pub enum FileAccess {
 }
 
 /// Resolves a file tool's path argument through symlinks and checks it
-/// against the boundary. The returned path is the one to operate on.
+/// against the boundary. The returned path is the one to operate on, and only
+/// through [`super::beneath`] (no link on the way), so what was checked is
+/// what is touched even if the tree changes in between.
 pub fn file_gate(ctx: &ToolContext, raw: &str, access: FileAccess) -> (PathBuf, Gate) {
     let path = resolve_existing_prefix(&ctx.resolve_path(raw));
     let gate = match access {
@@ -297,6 +286,25 @@ pub fn file_gate(ctx: &ToolContext, raw: &str, access: FileAccess) -> (PathBuf, 
         FileAccess::Write => write_gate(ctx, &path),
     };
     (path, gate)
+}
+
+/// The folder a write to `path` (resolved, passed by [`file_gate`]) is made
+/// beneath: the writable root that holds it, or else (a write outside the
+/// workspace the user approved, or `full-access`) its deepest existing folder.
+/// Every part below it is opened without following links.
+pub fn write_root(ctx: &ToolContext, path: &Path) -> PathBuf {
+    let inside = writable_roots(ctx)
+        .iter()
+        .map(|root| resolve_existing_prefix(root))
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.components().count());
+    inside.unwrap_or_else(|| {
+        path.ancestors()
+            .skip(1)
+            .find(|dir| dir.is_dir())
+            .unwrap_or(Path::new("/"))
+            .to_path_buf()
+    })
 }
 
 /// Whether `path` (resolved) is one of knack's key files: `.env`, `*.key`,
@@ -319,6 +327,15 @@ pub fn is_secret_path(home: &Path, path: &Path) -> bool {
     secret && path.starts_with(&home)
 }
 
+/// Whether `path` (resolved) is knack's own process in `/proc`: its
+/// environment holds the keys, its open files the session store.
+fn is_own_process(path: &Path) -> bool {
+    let own = PathBuf::from(format!("/proc/{}", std::process::id()));
+    path.starts_with(&own)
+        || path.starts_with("/proc/self")
+        || path.starts_with("/proc/thread-self")
+}
+
 fn read_gate(ctx: &ToolContext, path: &Path) -> Gate {
     if is_secret_file(ctx, path) {
         return Gate::Refuse {
@@ -330,18 +347,61 @@ fn read_gate(ctx: &ToolContext, path: &Path) -> Gate {
                 .to_owned(),
         };
     }
+    if is_own_process(path) {
+        return Gate::Refuse {
+            error: format!(
+                "{} belongs to knack's own process (its environment holds keys); file tools \
+                 do not read it.",
+                path.display()
+            ),
+            hint: "Inspect other processes with the terminal instead.".to_owned(),
+        };
+    }
     Gate::Run
 }
 
+/// Every folder skills are discovered in, and every project skill folder
+/// (`skill_core::roots::PROJECT_SKILL_DIRS`) anywhere, trusted or not: a skill
+/// changes only through `skill_manage`, which scans it. The rule that refuses
+/// `path`, if one does.
+fn skill_root_rule(ctx: &ToolContext, path: &Path) -> Option<(PathBuf, &'static str)> {
+    let options = skill_core::DiscoveryOptions::resolve(&ctx.home, &ctx.config, &ctx.cwd);
+    for root in &options.roots {
+        let root_path = resolve_existing_prefix(&root.path);
+        if path.starts_with(&root_path) {
+            let rule = match &root.scope {
+                skill_core::Scope::User => "knack's skills folder",
+                skill_core::Scope::Project => "a project skills folder",
+                skill_core::Scope::Numbered { label, .. } if *label == "project" => {
+                    "a project skills folder"
+                }
+                _ => "a skills folder from skills.external_dirs or skills.plugins",
+            };
+            return Some((root_path, rule));
+        }
+    }
+    // A project skill folder whether or not discovery reads it today: the
+    // repository may be trusted tomorrow.
+    path.ancestors().find_map(|dir| {
+        skill_core::roots::PROJECT_SKILL_DIRS
+            .iter()
+            .any(|rel| dir.ends_with(rel))
+            .then(|| (dir.to_path_buf(), "a project skills folder"))
+    })
+}
+
 fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
-    let skills = resolve_existing_prefix(&ctx.home.skills_dir());
-    if path.starts_with(&skills) {
+    if let Some((root, rule)) = skill_root_rule(ctx, path) {
         return Gate::Refuse {
             error: format!(
-                "{} is inside the skills folder, which file tools do not write.",
-                path.display()
+                "{} is inside {} ({rule}), which file tools do not write: every skill change \
+                 goes through the guard's scan.",
+                path.display(),
+                root.display()
             ),
-            hint: "Use skill_manage (actions edit, patch, write_file) to change skills.".to_owned(),
+            hint: "Use skill_manage (actions create, edit, patch, write_file) to change a \
+                   skill; a project's own skill files are the user's to edit."
+                .to_owned(),
         };
     }
     // The home and every existing `.knack/`, and also a `.knack/` that does
@@ -423,7 +483,7 @@ pub fn mcp_tool_gate(ctx: &ToolContext, name: &str, hints: McpToolHints) -> Gate
         ),
         McpApproval::Auto if hints.read_only => Gate::Run,
         McpApproval::Auto
-            if hints.destructive == Some(false) && policy != ApprovalPolicy::Untrusted =>
+            if hints.destructive == Some(false) && policy.trusts_non_destructive_tools() =>
         {
             Gate::Run
         }
@@ -439,15 +499,28 @@ pub fn mcp_tool_gate(ctx: &ToolContext, name: &str, hints: McpToolHints) -> Gate
     }
 }
 
+/// Words in a command's output that show the kernel said no.
+const DENIED: [&str; 4] = [
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+    "Network is unreachable",
+];
+
+/// The note for a failed command that ran outside the sandbox and was
+/// refused: knack's own files stay read-only there too.
+pub fn outside_denial_hint(output: &str) -> Option<String> {
+    DENIED.iter().any(|word| output.contains(word)).then(|| {
+        "This command ran outside the sandbox, but knack's own files (its home with \
+         config.yaml and skills, every project's .knack/ and skill folders) stay read-only \
+         even there. Skills change through skill_manage; settings are the user's to change."
+            .to_owned()
+    })
+}
+
 /// A note for a failed sandboxed command whose output shows the kernel said
 /// no: what was denied and how the user can allow it.
 pub fn denial_hint(ctx: &ToolContext, output: &str) -> Option<String> {
-    const DENIED: [&str; 4] = [
-        "Permission denied",
-        "Read-only file system",
-        "Operation not permitted",
-        "Network is unreachable",
-    ];
     if !DENIED.iter().any(|word| output.contains(word)) {
         return None;
     }
@@ -491,12 +564,54 @@ mod tests {
     }
 
     #[test]
-    fn read_only_commands_are_recognised_conservatively() {
-        assert!(is_known_read_only("ls -la | grep x; git status"));
-        assert!(!is_known_read_only("ls > out.txt"));
-        assert!(!is_known_read_only("rm -rf x"));
-        assert!(!is_known_read_only("echo $(rm -rf x)"));
-        assert!(!is_known_read_only("git push"));
+    fn every_skill_folder_is_refused_to_the_file_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        let external = dir.path().join("shared-skills");
+        std::fs::create_dir_all(&external).unwrap();
+        let ctx = ctx_in(dir.path(), |c| {
+            c.skills.external_dirs = vec![external.display().to_string()];
+        });
+        for raw in [
+            ".agents/skills/x/SKILL.md",
+            "deep/er/.agents/skills/x/SKILL.md",
+            ".knack/skills/x/SKILL.md",
+            "../shared-skills/x/SKILL.md",
+            "../home/skills/x/SKILL.md",
+        ] {
+            let (_, gate) = file_gate(&ctx, raw, FileAccess::Write);
+            match gate {
+                Gate::Refuse { hint, .. } => assert!(hint.contains("skill_manage"), "{raw}"),
+                other => panic!("{raw}: {other:?}"),
+            }
+        }
+        // Reading skills stays allowed, and a folder merely near one is not a root.
+        let (_, gate) = file_gate(&ctx, ".agents/skills/x/SKILL.md", FileAccess::Read);
+        assert_eq!(gate, Gate::Run);
+        let (_, gate) = file_gate(&ctx, "agents/skills/notes.md", FileAccess::Write);
+        assert_eq!(gate, Gate::Run);
+        // The whole `.agents/` is protected for commands (`protected_dirs`), so
+        // the file tools refuse it too: one boundary for both.
+        let (_, gate) = file_gate(&ctx, ".agents/notes.md", FileAccess::Write);
+        assert!(matches!(gate, Gate::Refuse { .. }), "{gate:?}");
+    }
+
+    #[test]
+    fn commands_outside_the_sandbox_keep_knacks_files_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx_in(dir.path(), |_| {});
+        std::fs::create_dir_all(dir.path().join("work/.git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work/.agents/skills")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work/.knack")).unwrap();
+        let policy = outside_sandbox_policy(&ctx).expect("this kernel has Landlock");
+        assert!(policy.network);
+        for protected in ["home/config.yaml", "work/.knack/x", "work/.agents/skills/x"] {
+            let path = dir.path().join(protected);
+            assert!(
+                policy.read_only.iter().any(|p| path.starts_with(p)),
+                "{protected}: {:?}",
+                policy.read_only
+            );
+        }
     }
 
     #[test]

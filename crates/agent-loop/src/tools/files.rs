@@ -1,17 +1,19 @@
 //! The `file` toolset: `read_file` (numbered line ranges), `write_file` (atomic),
 //! `patch` (skill-core's fuzzy engine) and `search_files` (gitignore-aware regex or glob).
 //! Paths resolve against the session's cwd, then through symlinks; `boundary` decides what
-//! may be read or written (knack's own files never, the skills folder only via skill_manage).
+//! may be read or written (knack's own files never, skill folders only via skill_manage), and
+//! every open goes through `beneath` (no link on the way), so the checked path is the one used.
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 
 use regex::RegexBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::beneath::{BeneathError, Root};
 use super::boundary::{self, FileAccess};
 use super::{Tool, ToolContext, ToolError, ToolFuture, Toolset, parameters_schema, parse_args};
 
@@ -71,24 +73,25 @@ fn read_lines(
     offset: Option<usize>,
     limit: Option<usize>,
 ) -> Result<Value, ToolError> {
-    let meta = fs::metadata(path).map_err(|e| io_error("cannot read", path, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::model_with_hint(
-            format!("{} is a directory.", path.display()),
-            "List files with search_files (mode \"files\") or the terminal.",
-        ));
-    }
-    if meta.len() > MAX_READ_BYTES {
-        return Err(ToolError::model_with_hint(
-            format!(
-                "{} is {} bytes, more than read_file handles ({MAX_READ_BYTES}).",
-                path.display(),
-                meta.len()
-            ),
-            "Look at parts of it with the terminal (head, tail, grep).",
-        ));
-    }
-    let bytes = fs::read(path).map_err(|e| io_error("cannot read", path, &e))?;
+    let bytes = match read_resolved(path) {
+        Err(BeneathError::IsDirectory(_)) => {
+            return Err(ToolError::model_with_hint(
+                format!("{} is a directory.", path.display()),
+                "List files with search_files (mode \"files\") or the terminal.",
+            ));
+        }
+        Err(e) => return Err(beneath_error("cannot read", &e)),
+        Ok(Err(len)) => {
+            return Err(ToolError::model_with_hint(
+                format!(
+                    "{} is {len} bytes, more than read_file handles ({MAX_READ_BYTES}).",
+                    path.display(),
+                ),
+                "Look at parts of it with the terminal (head, tail, grep).",
+            ));
+        }
+        Ok(Ok(bytes)) => bytes,
+    };
     if looks_binary(&bytes) {
         return Err(ToolError::model(format!(
             "{} looks like a binary file ({} bytes); read_file shows text only.",
@@ -181,14 +184,17 @@ impl Tool for WriteFile {
             let args: WriteArgs = parse_args(self.name(), args)?;
             let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Write);
             boundary::pass(ctx, &format!("write {}", path.display()), gate).await?;
+            let target = WriteTarget::new(ctx, path);
             blocking(move || {
-                let existed = path.exists();
-                write_atomic(&path, args.content.as_bytes())?;
+                let root = target.open()?;
+                let done = root
+                    .replace(&target.rel, args.content.as_bytes())
+                    .map_err(|e| beneath_error("cannot write", &e))?;
                 Ok(json!({
                     "success": true,
-                    "path": path.display().to_string(),
+                    "path": target.path.display().to_string(),
                     "bytes_written": args.content.len(),
-                    "created": !existed,
+                    "created": done.created,
                 }))
             })
             .await
@@ -233,9 +239,27 @@ impl Tool for Patch {
             let args: PatchArgs = parse_args(self.name(), args)?;
             let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Write);
             boundary::pass(ctx, &format!("write {}", path.display()), gate).await?;
+            let target = WriteTarget::new(ctx, path);
             blocking(move || {
-                let content =
-                    fs::read_to_string(&path).map_err(|e| io_error("cannot read", &path, &e))?;
+                let root = target.open()?;
+                // Read and written through the same folder handle: the patch
+                // applies to the file that was checked, and lands there.
+                let bytes = match root.read(&target.rel, MAX_READ_BYTES) {
+                    Ok(Ok(bytes)) => bytes,
+                    Ok(Err(len)) => {
+                        return Err(ToolError::model(format!(
+                            "{} is {len} bytes, more than patch handles ({MAX_READ_BYTES}).",
+                            target.path.display()
+                        )));
+                    }
+                    Err(e) => return Err(beneath_error("cannot read", &e)),
+                };
+                let content = String::from_utf8(bytes).map_err(|_| {
+                    ToolError::model(format!(
+                        "{} is not UTF-8 text; patch changes text files only.",
+                        target.path.display()
+                    ))
+                })?;
                 let (patched, replacements) = skill_core::fuzzy_patch::apply(
                     &content,
                     &args.old_string,
@@ -246,10 +270,11 @@ impl Tool for Patch {
                     Some(hint) => ToolError::model_with_hint(e.to_string(), hint),
                     None => ToolError::model(e.to_string()),
                 })?;
-                write_atomic(&path, patched.as_bytes())?;
+                root.replace(&target.rel, patched.as_bytes())
+                    .map_err(|e| beneath_error("cannot write", &e))?;
                 Ok(json!({
                     "success": true,
-                    "path": path.display().to_string(),
+                    "path": target.path.display().to_string(),
                     "replacements": replacements,
                 }))
             })
@@ -384,7 +409,9 @@ fn search(
             results.push(shown);
             continue;
         };
-        let Ok(file) = fs::File::open(entry.path()) else {
+        // Listed without following links, and opened the same way: a folder
+        // swapped for a link since the walk does not lead the read elsewhere.
+        let Ok(file) = open_resolved(entry.path()) else {
             continue;
         };
         let mut reader = BufReader::new(file);
@@ -452,38 +479,69 @@ fn display_path(path: &Path, cwd: &Path) -> String {
         .into_owned()
 }
 
-/// Writes through a temporary file in the same folder and renames it over the
-/// target, so readers see the old or the new file, never half of one.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ToolError> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    fs::create_dir_all(parent).map_err(|e| io_error("cannot create folder", parent, &e))?;
-    if path.is_dir() {
-        return Err(ToolError::model(format!(
-            "{} is a directory.",
-            path.display()
-        )));
-    }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".knack-write-")
-        .tempfile_in(parent)
-        .map_err(|e| io_error("cannot write in", parent, &e))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| io_error("cannot write", path, &e))?;
-    if let Ok(meta) = fs::metadata(path) {
-        // Keep an existing file's mode (an executable script stays executable).
-        let _ = tmp.as_file().set_permissions(meta.permissions());
-    }
-    tmp.persist(path)
-        .map_err(|e| io_error("cannot replace", path, &e.error))?;
-    Ok(())
+/// Where a checked write goes: the root it is made beneath
+/// ([`boundary::write_root`]) and the path below it.
+struct WriteTarget {
+    path: PathBuf,
+    root: PathBuf,
+    rel: PathBuf,
 }
 
-fn io_error(what: &str, path: &Path, e: &std::io::Error) -> ToolError {
-    ToolError::model(format!("{what} {}: {e}", path.display()))
+impl WriteTarget {
+    fn new(ctx: &ToolContext, path: PathBuf) -> Self {
+        let root = boundary::write_root(ctx, &path);
+        let rel = path.strip_prefix(&root).unwrap_or(&path).to_path_buf();
+        Self { path, root, rel }
+    }
+
+    fn open(&self) -> Result<Root, ToolError> {
+        Root::open(&self.root).map_err(|e| beneath_error("cannot write", &e))
+    }
+}
+
+/// Reads the file at `path` (resolved: absolute, no links) whole, refusing a
+/// link that appeared on the way since it was checked.
+fn read_resolved(path: &Path) -> Result<Result<Vec<u8>, u64>, BeneathError> {
+    let root = Root::open(Path::new("/"))?;
+    root.read(path.strip_prefix("/").unwrap_or(path), MAX_READ_BYTES)
+}
+
+fn open_resolved(path: &Path) -> Result<fs::File, BeneathError> {
+    let root = Root::open(Path::new("/"))?;
+    root.open_file(path.strip_prefix("/").unwrap_or(path))
+}
+
+/// Replaces the file `path`, whose folder exists and is knack's own (the
+/// memory files), through that folder's handle.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ToolError> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(ToolError::model(format!(
+            "{} is not a file path.",
+            path.display()
+        )));
+    };
+    let dir = knack_sandbox::resolve_existing_prefix(dir);
+    Root::open(&dir)
+        .and_then(|root| root.replace(Path::new(name), bytes))
+        .map(|_| ())
+        .map_err(|e| beneath_error("cannot write", &e))
+}
+
+fn beneath_error(what: &str, e: &BeneathError) -> ToolError {
+    match e {
+        BeneathError::LinkAppeared(_) => ToolError::model_with_hint(
+            format!("{what} {e}."),
+            "File tools never follow a link that appears while they work. Check the path \
+             (ls -la) and try again with the real location.",
+        ),
+        BeneathError::NoOpenat2 => ToolError::model_with_hint(
+            format!("{what}: {e}."),
+            "Use the terminal (sandboxed) to change the file, or ask the user.",
+        ),
+        BeneathError::IsDirectory(_) | BeneathError::NotRegular(_) | BeneathError::Io { .. } => {
+            ToolError::model(format!("{what} {e}."))
+        }
+    }
 }
 
 /// Runs file-system work off the async threads.

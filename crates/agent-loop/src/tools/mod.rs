@@ -7,11 +7,13 @@
 //! `{"success": false, "error", "hint"?}`), or a fatal error that aborts the turn.
 
 mod approval;
+mod beneath;
 pub mod boundary;
 mod context;
 mod files;
 mod mcp;
 mod memory;
+mod read_only;
 mod registry;
 mod schema;
 mod session_search;

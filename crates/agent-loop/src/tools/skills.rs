@@ -71,7 +71,7 @@ impl Tool for SkillView {
             let set = ctx.skills();
             let env = ctx.home.env_file();
             let view = ViewContext {
-                preprocess: PreprocessOptions::from_config(&ctx.config),
+                preprocess: PreprocessOptions::from_config(&ctx.home, &ctx.config),
                 session_id: Some(&ctx.session_id),
                 env: &env,
             };

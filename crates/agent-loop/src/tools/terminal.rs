@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use knack_sandbox::{Ending, RunLimits, SandboxPolicy, StopHandle};
 
+use super::beneath::Root;
 use super::context::lock;
 use super::{
     Tool, ToolContext, ToolError, ToolFuture, Toolset, boundary, parameters_schema, parse_args,
@@ -187,9 +188,33 @@ impl Tool for Terminal {
             } else {
                 boundary::sandbox_policy(ctx)
             };
-            let confined = !outside && sandbox.is_some();
-            run(&args.command, &dir, timeout, cap, sandbox, confined, ctx).await
+            let confined = match (&sandbox, outside) {
+                (None, _) => Confined::No,
+                (Some(policy), false) => Confined::Sandbox(policy),
+                (Some(policy), true) => Confined::KnacksFilesOnly(policy),
+            };
+            run(&args.command, &dir, timeout, cap, confined, ctx).await
         })
+    }
+}
+
+/// How a command is confined.
+#[derive(Clone, Copy)]
+enum Confined<'p> {
+    /// `full-access`, or no sandbox on this kernel.
+    No,
+    /// The session's sandbox.
+    Sandbox(&'p SandboxPolicy),
+    /// Outside the sandbox, yet knack's own files stay read-only.
+    KnacksFilesOnly(&'p SandboxPolicy),
+}
+
+impl<'p> Confined<'p> {
+    fn policy(self) -> Option<&'p SandboxPolicy> {
+        match self {
+            Self::No => None,
+            Self::Sandbox(policy) | Self::KnacksFilesOnly(policy) => Some(policy),
+        }
     }
 }
 
@@ -198,18 +223,18 @@ async fn run(
     dir: &std::path::Path,
     timeout: Duration,
     cap_chars: usize,
-    sandbox: Option<SandboxPolicy>,
-    confined: bool,
+    confined: Confined<'_>,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
+    let sandbox = confined.policy().cloned();
     let mut std_cmd = std::process::Command::new("bash");
     std_cmd.arg("-c").arg(command).current_dir(dir);
     // Keys stay with knack: the command sees no secret-looking variables
     // unless the user passed them through by name.
     knack_config::secret_env::scrub_std_command(&mut std_cmd, &ctx.config.agent.env_passthrough);
 
-    let collector = Collector::new(cap_chars.saturating_mul(4))
-        .spill_to(full_output_path(&ctx.session_id), cap_chars);
+    let collector =
+        Collector::new(cap_chars.saturating_mul(4)).spill_to(SpillPlan::new(ctx), cap_chars);
     let collected = Arc::new(Mutex::new(collector));
     let sink = Arc::clone(&collected);
     let stop =
@@ -256,12 +281,14 @@ async fn run(
         let collector = lock(&collected);
         (
             collector.render(cap_chars),
-            collector.spilled().map(Path::to_path_buf),
+            collector.spilled().map(|(path, _)| path.to_path_buf()),
         )
     };
-    let denial = confined
-        .then(|| boundary::denial_hint(ctx, &output.text))
-        .flatten();
+    let denial = match confined {
+        Confined::No => None,
+        Confined::Sandbox(_) => boundary::denial_hint(ctx, &output.text),
+        Confined::KnacksFilesOnly(_) => boundary::outside_denial_hint(&output.text),
+    };
     let elapsed_ms = u64::try_from(finished.elapsed.as_millis()).unwrap_or(u64::MAX);
 
     let mut result = json!({
@@ -323,7 +350,7 @@ impl Drop for StopOnDrop {
 
 /// Keeps the first and the last `limit` bytes of a stream of any length;
 /// once the stream passes `spill_at` bytes (more than the result can show),
-/// the whole of it also goes to a file the model can read.
+/// the whole of it (up to a cap) also goes to a file the model can read.
 struct Collector {
     limit: usize,
     head: Vec<u8>,
@@ -332,22 +359,138 @@ struct Collector {
     spill: Option<Spill>,
 }
 
-/// Where a long output is saved in full.
+/// Where and how much of a long output is saved: a new file in knack's
+/// private folder (`$KNACK_HOME/tool-output`, which commands cannot write),
+/// made without following links; old and surplus files are cleaned first.
+struct SpillPlan {
+    /// The folder's parent (the home), resolved when the command started.
+    home: PathBuf,
+    /// The folder's name inside it.
+    folder: String,
+    file_name: String,
+    max_file_bytes: u64,
+    max_total_bytes: u64,
+    max_age: Duration,
+}
+
+impl SpillPlan {
+    fn new(ctx: &ToolContext) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let dir = ctx.home.tool_output_dir();
+        let terminal = &ctx.config.terminal;
+        // The session id is knack's own; anything but a plain name is dropped.
+        let session: String = ctx
+            .session_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        Self {
+            home: knack_sandbox::resolve_existing_prefix(ctx.home.root()),
+            folder: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            file_name: format!("{session}-{stamp}-{n}.log"),
+            max_file_bytes: terminal.spill_max_file_bytes,
+            max_total_bytes: terminal.spill_max_total_bytes,
+            max_age: Duration::from_secs(terminal.spill_max_age_days.saturating_mul(86_400)),
+        }
+    }
+
+    /// Cleans the folder and creates this output's file in it.
+    fn open(&self) -> Option<(PathBuf, std::fs::File)> {
+        if self.max_total_bytes == 0 || self.max_file_bytes == 0 {
+            return None;
+        }
+        let opened = Root::open(&self.home).and_then(|home| home.private_dir(&self.folder));
+        let dir = match opened {
+            Ok(dir) => dir,
+            Err(e) => {
+                tracing::debug!("cannot open the folder for saved output: {e}");
+                return None;
+            }
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let files = dir.files().unwrap_or_default();
+        let room = self.max_total_bytes.saturating_sub(self.max_file_bytes);
+        for name in spill_cleanup(files, now, self.max_age, room) {
+            if let Err(e) = dir.remove(&name) {
+                tracing::debug!("cannot remove saved output {name}: {e}");
+            }
+        }
+        match dir.create_private_file(&self.file_name) {
+            Ok(file) => Some((dir_path(&self.home, &self.folder, &self.file_name), file)),
+            Err(e) => {
+                tracing::debug!("cannot save the full output: {e}");
+                None
+            }
+        }
+    }
+}
+
+fn dir_path(home: &Path, folder: &str, name: &str) -> PathBuf {
+    home.join(folder).join(name)
+}
+
+/// Which saved outputs go before a new one is saved: every file older than
+/// `max_age`, then the oldest until the rest fit in `room` bytes.
+fn spill_cleanup(
+    mut files: Vec<(String, u64, i64)>,
+    now: i64,
+    max_age: Duration,
+    room: u64,
+) -> Vec<String> {
+    let oldest_kept = now.saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
+    // Oldest first (ties by name, so the order is the same on every run).
+    files.sort_by(|a, b| a.2.cmp(&b.2).then_with(|| a.0.cmp(&b.0)));
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    let mut gone = Vec::new();
+    for (name, size, mtime) in files {
+        if mtime < oldest_kept || total > room {
+            total = total.saturating_sub(size);
+            gone.push(name);
+        }
+    }
+    gone
+}
+
+/// The file a long output is being saved to.
 struct Spill {
     /// Output longer than this many bytes is saved.
     at: usize,
-    path: PathBuf,
-    /// Open once the output passed `at`; `None` before, or after a write failed.
+    plan: SpillPlan,
+    /// Where it went, once the file was made.
+    path: Option<PathBuf>,
+    /// Open while saving; `None` before, after a write failed, or at the cap.
     file: Option<std::fs::File>,
     started: bool,
+    written: u64,
+    /// The output was longer than `plan.max_file_bytes`: the file holds its beginning.
+    capped: bool,
 }
 
 impl Spill {
     fn write(&mut self, bytes: &[u8]) {
-        if let Some(file) = &mut self.file
-            && let Err(e) = file.write_all(bytes)
-        {
-            tracing::debug!("saving the full output to {}: {e}", self.path.display());
+        let Some(file) = &mut self.file else {
+            return;
+        };
+        let room = self.plan.max_file_bytes.saturating_sub(self.written);
+        let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+        if let Err(e) = file.write_all(&bytes[..take]) {
+            tracing::debug!("saving the full output: {e}");
+            self.file = None;
+            self.path = None;
+            return;
+        }
+        self.written += take as u64;
+        if take < bytes.len() {
+            self.capped = true;
             self.file = None;
         }
     }
@@ -369,23 +512,26 @@ impl Collector {
         }
     }
 
-    /// Saves the whole output to `path` once it is longer than `at` bytes.
-    fn spill_to(mut self, path: PathBuf, at: usize) -> Self {
+    /// Saves the whole output as `plan` says once it is longer than `at` bytes.
+    fn spill_to(mut self, plan: SpillPlan, at: usize) -> Self {
         self.spill = Some(Spill {
             at,
-            path,
+            plan,
+            path: None,
             file: None,
             started: false,
+            written: 0,
+            capped: false,
         });
         self
     }
 
-    /// The file holding the whole output, when it was saved.
-    fn spilled(&self) -> Option<&Path> {
+    /// The file holding the output (all of it, or its beginning when capped).
+    fn spilled(&self) -> Option<(&Path, bool)> {
         self.spill
             .as_ref()
-            .filter(|s| s.started && s.file.is_some())
-            .map(|s| s.path.as_path())
+            .filter(|s| s.started)
+            .and_then(|s| s.path.as_deref().map(|p| (p, s.capped)))
     }
 
     fn push(&mut self, mut bytes: &[u8]) {
@@ -394,7 +540,10 @@ impl Collector {
                 // Everything so far is still in head and tail: the spill
                 // starts before the first byte could be dropped.
                 spill.started = true;
-                spill.file = open_private(&spill.path);
+                if let Some((path, file)) = spill.plan.open() {
+                    spill.path = Some(path);
+                    spill.file = Some(file);
+                }
                 spill.write(&self.head);
                 let (a, b) = self.tail.as_slices();
                 spill.write(a);
@@ -457,7 +606,12 @@ impl Collector {
             format!("about {} bytes", self.total.saturating_sub(kept))
         };
         let saved = match self.spilled() {
-            Some(path) => format!("; all of it is in {}", path.display()),
+            Some((path, false)) => format!("; all of it is in {}", path.display()),
+            Some((path, true)) => format!(
+                "; its first {} bytes are in {}",
+                self.spill.as_ref().map_or(0, |s| s.written),
+                path.display()
+            ),
             None => String::new(),
         };
         Rendered {
@@ -469,36 +623,6 @@ impl Collector {
             truncated: true,
         }
     }
-}
-
-/// A new file only the user can read, in a folder only the user can enter.
-fn open_private(path: &Path) -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let parent = path.parent()?;
-    if let Err(e) = knack_config::private::create_dir_private(parent) {
-        tracing::debug!("cannot make {}: {e}", parent.display());
-        return None;
-    }
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| tracing::debug!("cannot create {}: {e}", path.display()))
-        .ok()
-}
-
-/// Where the full output of one long command is saved: the temp folder (a
-/// writable root, so the model can read it back), one file per command.
-fn full_output_path(session_id: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    std::env::temp_dir()
-        .join("knack-output")
-        .join(format!("{session_id}-{stamp}-{n}.log"))
 }
 
 #[cfg(test)]
@@ -578,26 +702,141 @@ mod tests {
         assert!(!out.truncated);
     }
 
+    fn plan(home: &Path, name: &str, max_file: u64, max_total: u64) -> SpillPlan {
+        SpillPlan {
+            home: home.canonicalize().unwrap(),
+            folder: "tool-output".into(),
+            file_name: name.into(),
+            max_file_bytes: max_file,
+            max_total_bytes: max_total,
+            max_age: Duration::from_secs(7 * 86_400),
+        }
+    }
+
     #[test]
     fn a_long_output_is_saved_whole_and_the_marker_says_where() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out/full.log");
-        let mut c = Collector::new(64).spill_to(path.clone(), 100);
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let mut c =
+            Collector::new(64).spill_to(plan(home.path(), "full.log", 1 << 20, 1 << 30), 100);
         let text: String = (0..500).map(|i| format!("{i:04}\n")).collect();
         for chunk in text.as_bytes().chunks(37) {
             c.push(chunk);
         }
+        let path = home
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("tool-output/full.log");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
         let out = c.render(50);
         assert!(
-            out.text.contains(&path.display().to_string()),
+            out.text
+                .contains(&format!("all of it is in {}", path.display())),
             "{}",
             out.text
         );
-        let mut short = Collector::new(64).spill_to(dir.path().join("none.log"), 100);
+        let mut short =
+            Collector::new(64).spill_to(plan(home.path(), "none.log", 1 << 20, 1 << 30), 100);
         short.push(b"tiny");
         assert!(short.spilled().is_none());
-        assert!(!dir.path().join("none.log").exists());
+        assert!(!path.with_file_name("none.log").exists());
+    }
+
+    #[test]
+    fn a_saved_output_stops_at_its_cap_and_says_so() {
+        let home = tempfile::tempdir().unwrap();
+        let mut c = Collector::new(64).spill_to(plan(home.path(), "big.log", 1000, 1 << 30), 100);
+        for _ in 0..100 {
+            c.push(&[b'x'; 97]);
+        }
+        let path = home
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("tool-output/big.log");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 1000);
+        let out = c.render(50);
+        assert!(
+            out.text
+                .contains(&format!("its first 1000 bytes are in {}", path.display())),
+            "{}",
+            out.text
+        );
+    }
+
+    #[test]
+    fn a_link_planted_for_the_folder_or_the_file_is_not_followed() {
+        let home = tempfile::tempdir().unwrap();
+        let victim = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(victim.path(), home.path().join("tool-output")).unwrap();
+        let mut c = Collector::new(64).spill_to(plan(home.path(), "x.log", 1 << 20, 1 << 30), 10);
+        c.push(&[b'y'; 500]);
+        assert!(c.spilled().is_none(), "nothing saved through the link");
+        assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 0);
+        assert!(c.render(20).truncated);
+
+        // The folder is real, but the file's name is taken by a link.
+        std::fs::remove_file(home.path().join("tool-output")).unwrap();
+        std::fs::create_dir(home.path().join("tool-output")).unwrap();
+        std::os::unix::fs::symlink(
+            victim.path().join("rc"),
+            home.path().join("tool-output/x.log"),
+        )
+        .unwrap();
+        let mut c = Collector::new(64).spill_to(plan(home.path(), "x.log", 1 << 20, 1 << 30), 10);
+        c.push(&[b'y'; 500]);
+        assert!(c.spilled().is_none());
+        assert!(!victim.path().join("rc").exists());
+    }
+
+    #[test]
+    fn old_and_surplus_outputs_are_cleaned_oldest_first() {
+        let week = Duration::from_secs(7 * 86_400);
+        let now = 10_000_000;
+        let files = vec![
+            ("new-small".to_owned(), 10, now - 10),
+            ("ancient".to_owned(), 1, now - 8 * 86_400),
+            ("older-big".to_owned(), 500, now - 100),
+            ("old-big".to_owned(), 400, now - 50),
+        ];
+        // Room for everything: only the one past its age goes.
+        assert_eq!(spill_cleanup(files.clone(), now, week, 10_000), ["ancient"]);
+        // Room for 420 bytes: the oldest big one goes too, then the rest fit.
+        assert_eq!(
+            spill_cleanup(files.clone(), now, week, 420),
+            ["ancient", "older-big"]
+        );
+        // No room at all: everything goes.
+        assert_eq!(spill_cleanup(files, now, week, 0).len(), 4);
+    }
+
+    #[test]
+    fn the_folder_is_cleaned_before_a_new_output_is_saved() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("tool-output");
+        std::fs::create_dir(&dir).unwrap();
+        for name in ["a.log", "b.log", "c.log"] {
+            std::fs::write(dir.join(name), vec![b'z'; 600]).unwrap();
+        }
+        // 1,800 bytes saved, 2,000 allowed, 1,000 per file: two must go.
+        let mut c = Collector::new(64).spill_to(plan(home.path(), "d.log", 1000, 2000), 10);
+        c.push(&[b'y'; 500]);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(left.contains(&"d.log".to_owned()), "{left:?}");
+        let total: u64 = left
+            .iter()
+            .map(|n| std::fs::metadata(dir.join(n)).unwrap().len())
+            .sum();
+        assert!(total <= 2000, "{total}");
     }
 
     #[test]

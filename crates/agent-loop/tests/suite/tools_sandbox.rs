@@ -147,9 +147,13 @@ async fn knacks_own_files_are_read_only_to_commands_and_file_tools() {
     );
     assert!(env.cwd_path("fine.txt").exists(), "{out}");
 
-    for path in [
-        format!("{home}/config.yaml"),
-        ".knack/skills/x/SKILL.md".to_owned(),
+    // Each refused by its own rule: knack's configuration, a skill folder.
+    for (path, rule) in [
+        (format!("{home}/config.yaml"), "no tool writes there"),
+        (
+            ".knack/skills/x/SKILL.md".to_owned(),
+            "which file tools do not write",
+        ),
     ] {
         let out = env
             .call(
@@ -157,7 +161,7 @@ async fn knacks_own_files_are_read_only_to_commands_and_file_tools() {
                 json!({"path": path, "content": "agent: {yolo: true}\n"}),
             )
             .await;
-        assert!(error_of(&out).contains("no tool writes there"), "{out}");
+        assert!(error_of(&out).contains(rule), "{out}");
     }
     let out = env
         .call("read_file", json!({"path": format!("{home}/.env")}))

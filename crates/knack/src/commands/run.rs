@@ -410,6 +410,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     fn note(&mut self, text: &str) {
+        // Text taken out of a tool's JSON reply is decoded here, so escape it again.
+        let text = crate::terminal_text::escape(text);
         self.clear_progress();
         self.end_line();
         let _ = if self.color {
@@ -438,10 +440,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             return;
         }
+        // Model and tool text never reaches the terminal with its control sequences.
+        let event = crate::terminal_text::escape_event(event);
         if let Some(progress) = &mut self.progress {
-            progress.observe(event, std::time::Instant::now());
+            progress.observe(&event, std::time::Instant::now());
         }
-        self.print(event);
+        self.print(&event);
         self.draw_progress();
     }
 

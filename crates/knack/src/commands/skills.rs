@@ -95,7 +95,7 @@ fn view(ctx: &Context, args: ViewArgs) -> anyhow::Result<u8> {
 fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> {
     let env = ctx.home.env_file();
     let view_ctx = ViewContext {
-        preprocess: PreprocessOptions::from_config(&ctx.config),
+        preprocess: PreprocessOptions::from_config(&ctx.home, &ctx.config),
         session_id: None,
         env: &env,
     };

@@ -603,7 +603,12 @@ impl App {
         if messages.is_empty() {
             return;
         }
-        super::replay::replay(&mut self.transcript, messages);
+        // What was stored is shown as it would have been live: escaped.
+        let messages: Vec<_> = messages
+            .iter()
+            .map(|m| crate::terminal_text::escape_message(m).into_owned())
+            .collect();
+        super::replay::replay(&mut self.transcript, &messages);
         self.note(
             NoteKind::Info,
             format!("resumed session {}", self.info.session_id),
@@ -896,6 +901,8 @@ impl App {
 
     pub fn handle_agent_event(&mut self, event: AgentEvent) {
         self.dirty = true;
+        // Model and tool text never reaches the terminal with its control sequences.
+        let event = crate::terminal_text::escaped_event(event);
         match event {
             AgentEvent::SessionStarted { session_id, model } => {
                 // The window came with the connection; the event names the rest.

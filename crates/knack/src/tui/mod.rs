@@ -27,6 +27,8 @@ mod acceptance_tests;
 #[cfg(test)]
 mod daily_tests;
 #[cfg(test)]
+mod escape_tests;
+#[cfg(test)]
 mod render_tests;
 #[cfg(test)]
 mod test_harness;

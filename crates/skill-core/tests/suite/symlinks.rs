@@ -27,7 +27,10 @@ fn md(name: &str) -> String {
 fn view(set: &skill_core::SkillSet, name: &str) -> Value {
     let env = knack_config::EnvFile::default();
     let ctx = ViewContext {
-        preprocess: PreprocessOptions::from_config(&knack_config::Config::default()),
+        preprocess: PreprocessOptions::from_config(
+            &knack_config::KnackHome::at("/nonexistent-knack-home"),
+            &knack_config::Config::default(),
+        ),
         session_id: None,
         env: &env,
     };

@@ -12,7 +12,10 @@ use super::fixture::{Tree, discover_roots, root};
 fn view(set: &skill_core::SkillSet, name: &str, file: Option<&str>) -> Value {
     let env = knack_config::parse_env_file("FROM_DOTENV=1\n");
     let ctx = ViewContext {
-        preprocess: PreprocessOptions::from_config(&knack_config::Config::default()),
+        preprocess: PreprocessOptions::from_config(
+            &knack_config::KnackHome::at("/nonexistent-knack-home"),
+            &knack_config::Config::default(),
+        ),
         session_id: Some("sess-1"),
         env: &env,
     };

@@ -207,10 +207,12 @@ fn outcome(success: bool, theme: &Theme) -> (&'static str, ratatui::style::Style
 /// whether the preview shortened it, and the text shown when it is not an
 /// object (plain text without the preview's marker).
 fn parse_result(output: &str) -> (Option<Map<String, Value>>, bool, &str) {
-    let Ok(value) = serde_json::from_str::<Value>(output.trim()) else {
+    let Ok(mut value) = serde_json::from_str::<Value>(output.trim()) else {
         let (text, more) = split_cut(output);
         return (None, more.is_some(), text);
     };
+    // Decoded strings may hold control sequences the JSON text kept escaped.
+    crate::terminal_text::escape_json(&mut value);
     let cut = is_shortened(&value);
     match value {
         Value::Object(map) => (Some(map), cut, output),
