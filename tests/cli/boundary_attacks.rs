@@ -75,13 +75,16 @@ fn swap_race(runner: Runner) {
 
     let started = world.cwd.join("swapping");
     let stop = world.cwd.join("stop-swapping");
+    let quoted = |p: &Path| format!("'{}'", p.display());
     let swapper = world
-        .sandboxed(Path::new("/usr/bin/python3"))
-        .arg(&script)
-        .arg(world.cwd.join("dir"))
-        .arg(world.cwd.join("link"))
-        .arg(&stop)
-        .arg(&started)
+        .sandboxed(&format!(
+            "python3 {} {} {} {} {}",
+            quoted(&script),
+            quoted(&world.cwd.join("dir")),
+            quoted(&world.cwd.join("link")),
+            quoted(&stop),
+            quoted(&started)
+        ))
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -129,7 +132,11 @@ fn swap_race(runner: Runner) {
     );
     std::fs::write(&stop, "").unwrap();
     let out = swapper.wait_with_output().unwrap();
-    let swaps: u64 = String::from_utf8_lossy(&out.stdout)
+    // `knack tool call` prints the terminal tool's result; the swapper's count is its output.
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let swaps: u64 = result["output"]
+        .as_str()
+        .unwrap_or("")
         .trim()
         .parse()
         .unwrap_or(0);

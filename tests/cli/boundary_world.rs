@@ -182,18 +182,15 @@ impl World {
         }
     }
 
-    /// A program of the test's own (the swapper), run as the runner in the
-    /// workspace sandbox a command of this session gets.
-    pub fn sandboxed(&self, program: &Path) -> std::process::Command {
-        let mut cmd = self.command(program);
-        let policy = knack_sandbox::SandboxPolicy {
-            writable_roots: vec![self.cwd.clone(), PathBuf::from("/tmp")],
-            read_only: vec![self.home.clone()],
-            hidden_files: Vec::new(),
-            network: false,
-            ..knack_sandbox::SandboxPolicy::default()
-        };
-        knack_sandbox::confine(&mut cmd, &policy).unwrap();
+    /// A shell command of the test's own (the swapper), run as the runner in
+    /// the workspace sandbox, by knack itself: `knack tool call terminal`, so
+    /// the sandbox is set up by a knack process of the runner's, exactly as a
+    /// background command of the model's would be.
+    pub fn sandboxed(&self, shell_command: &str) -> std::process::Command {
+        let mut cmd = self.command(&self.bin);
+        let args = serde_json::json!({ "command": shell_command, "timeout_secs": 600 });
+        cmd.args(["tool", "call", "terminal", &args.to_string()])
+            .stdin(std::process::Stdio::null());
         cmd
     }
 

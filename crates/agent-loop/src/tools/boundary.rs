@@ -126,13 +126,20 @@ pub fn writable_roots(ctx: &ToolContext) -> Vec<PathBuf> {
 }
 
 /// knack's own files: its home, and every project skill root (`.knack/`, `.agents/`, and
-/// whatever else skill discovery reads) in the working directory and each folder above it,
-/// whether it exists yet or not. No tool writes them (skills change only through
+/// whatever else skill discovery reads) from the project's root (the git root, else the
+/// working directory) down to the working directory — where discovery looks, whether the
+/// folder exists yet or not. No tool writes them (skills change only through
 /// `skill_manage`); commands see them read-only, and one that does not exist cannot be
-/// created.
+/// created. Folders above the project root are not skill roots, so they are left alone
+/// (masking them would leave placeholders all the way up to `/`).
 pub fn protected_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
     let mut dirs = vec![ctx.home.root().to_path_buf()];
-    for ancestor in ctx.cwd.ancestors() {
+    let project = skill_core::roots::find_git_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone());
+    for ancestor in ctx
+        .cwd
+        .ancestors()
+        .take_while(|dir| dir.starts_with(&project))
+    {
         // The first folder of each project skill root discovery reads there: the whole
         // `.knack/` (it also holds project settings) and the whole `.agents/`.
         for skills in skill_core::roots::project_skill_dirs(ancestor, ancestor) {

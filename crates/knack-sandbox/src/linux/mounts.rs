@@ -293,8 +293,12 @@ impl Planner<'_> {
                     current = next;
                 }
                 Err(_) => {
-                    if self.inside_writable(&next) {
-                        let placeholder = Placeholder::take(&next)?;
+                    // Where this user may not create the entry, the command (the same
+                    // user, with no more rights over the host's files) cannot either:
+                    // nothing to mask.
+                    if self.inside_writable(&next)
+                        && let Some(placeholder) = Placeholder::take(&next)?
+                    {
                         self.placeholders.push(placeholder);
                         self.push(Kind::ReadOnly, &next);
                         self.masked.push(path.to_path_buf());
@@ -354,7 +358,8 @@ pub(crate) struct Placeholder {
 }
 
 impl Placeholder {
-    fn take(path: &Path) -> Result<Self> {
+    /// `None` when this user may not create an entry there at all.
+    fn take(path: &Path) -> Result<Option<Self>> {
         let setup = |e: std::io::Error| {
             Error::Setup(format!(
                 "cannot mask the protected path {}: {e}",
@@ -382,13 +387,13 @@ impl Placeholder {
                         // mount over it all the same, but it is theirs to remove.
                         Err(rustix::io::Errno::ACCESS) => match rustix::fs::lstat(path) {
                             Ok(stat) if is_placeholder(&stat) => {
-                                return Ok(Self {
+                                return Ok(Some(Self {
                                     path: path.to_path_buf(),
                                     lock: None,
                                     ino: stat.st_ino,
                                     dev: stat.st_dev,
                                     ours: false,
-                                });
+                                }));
                             }
                             _ => {
                                 return Err(setup(std::io::Error::from_raw_os_error(libc::EACCES)));
@@ -396,6 +401,11 @@ impl Placeholder {
                         },
                         Err(e) => return Err(setup(e.into())),
                     }
+                }
+                Err(
+                    rustix::io::Errno::ACCESS | rustix::io::Errno::PERM | rustix::io::Errno::ROFS,
+                ) => {
+                    return Ok(None);
                 }
                 Err(e) => return Err(setup(e.into())),
             };
@@ -409,13 +419,13 @@ impl Placeholder {
             // Still the file at that path (not one removed between our open and our lock)?
             match std::fs::symlink_metadata(path) {
                 Ok(meta) if meta.ino() == stat.st_ino && meta.dev() == stat.st_dev => {
-                    return Ok(Self {
+                    return Ok(Some(Self {
                         path: path.to_path_buf(),
                         lock: Some(fd),
                         ino: stat.st_ino,
                         dev: stat.st_dev,
                         ours: true,
-                    });
+                    }));
                 }
                 _ => continue,
             }
@@ -531,8 +541,8 @@ mod tests {
     fn a_shared_placeholder_stays_until_its_last_user_releases_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".knack");
-        let first = Placeholder::take(&path).unwrap();
-        let second = Placeholder::take(&path).unwrap();
+        let first = Placeholder::take(&path).unwrap().unwrap();
+        let second = Placeholder::take(&path).unwrap().unwrap();
         first.release();
         assert!(path.exists(), "removed while another command used it");
         second.release();
@@ -548,6 +558,26 @@ mod tests {
         std::fs::write(&path, "").unwrap();
         assert!(Placeholder::take(&path).is_err());
         assert!(path.exists());
+    }
+
+    #[test]
+    fn nothing_is_masked_where_this_user_may_not_create_the_entry() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let locked = dir.path().join("locked");
+        std::fs::create_dir(&locked).unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let path = locked.join(".knack");
+        let taken = Placeholder::take(&path).unwrap();
+        // Root may create it anyway (and then must mask it); anyone else gets no mask,
+        // because their commands cannot create it either.
+        if rustix::process::geteuid().is_root() {
+            taken.unwrap().release();
+        } else {
+            assert!(taken.is_none());
+        }
+        assert!(!path.exists());
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     #[test]
