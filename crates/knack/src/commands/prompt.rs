@@ -2,8 +2,8 @@
 //! would get, built by the same code the agent loop uses.
 
 use prompt_builder::{
-    IndexOptions, Platform, PromptInputs, SessionFacts, build_system_prompt_with_index, keep_index,
-    kept_index, render_skills_index,
+    IndexCoverage, IndexOptions, Platform, PromptInputs, SessionFacts,
+    build_system_prompt_with_index, keep_index, kept_index, render_skills_index,
 };
 use skill_core::snapshot;
 
@@ -67,8 +67,10 @@ fn show(json: bool) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let toolsets = ctx.config.agent.toolsets.clone();
     // The same resolver a session uses, so the two never disagree.
-    let model = super::model::model_name(&ctx, &super::model::ModelFlags::default())?
-        .unwrap_or_else(|| "unset".to_owned());
+    let (model, window) =
+        super::model::model_and_window(&ctx, &super::model::ModelFlags::default())?;
+    let model = model.unwrap_or_else(|| "unset".to_owned());
+    let window = agent_loop::compaction::known_context_window(window, &model);
     let inputs = PromptInputs {
         home: ctx.home.clone(),
         system_message: ctx.config.agent.system_message.clone(),
@@ -85,8 +87,12 @@ fn show(json: bool) -> anyhow::Result<u8> {
     };
     // Ordered by the same usage records a new session reads.
     let options = IndexOptions::from_inputs(&inputs)
+        .with_context_window(window, ctx.config.skills.index_budget_share)
         .with_uses(agent_loop::skill_usage::use_counts_in(&ctx.home));
     let index = skills_index(&ctx, &options);
+    if let Some(notice) = IndexCoverage::of_block(&index).and_then(|c| c.notice()) {
+        eprintln!("knack: note: {notice}");
+    }
     let (prompt, warnings) = build_system_prompt_with_index(&inputs, index);
     for warning in &warnings {
         eprintln!("knack: warning: {warning}");

@@ -1,6 +1,7 @@
 //! Prompt-builder behaviour from the outside: golden prompts, screening, caps, budget.
 mod fixture;
 mod golden;
+mod index_scale;
 mod index_timing;
 mod layers;
 
