@@ -28,7 +28,8 @@ pub mod watch;
 
 pub use cache::DiscoveryCache;
 pub use disclosure::{
-    ListedSkill, SkillListing, ViewContext, skill_listing, skill_view, skills_list,
+    ListPage, ListedSkill, SkillListing, ViewContext, skill_listing, skill_view, skills_list,
+    skills_list_page,
 };
 pub use discovery::{discover, doctor_report};
 pub use frontmatter::{Conditions, EnvRequirement, Frontmatter};

@@ -209,3 +209,79 @@ fn an_oversized_skill_md_is_cut_for_the_model() {
         &content[content.len() - 200..]
     );
 }
+
+#[test]
+fn skills_list_pages_stay_under_the_cap_and_say_where_to_go_on() {
+    use skill_core::{ListPage, skills_list_page};
+    let tree = Tree::new();
+    for i in 0..250 {
+        tree.skill(
+            &format!("c{}/skill-{i:03}", i % 4),
+            &format!("skill-{i:03}"),
+            &format!("Use when task {i} comes up, {}", "with many words ".repeat(20)),
+        );
+    }
+    tree.file(
+        "manual/SKILL.md",
+        "---\nname: manual\ndescription: Use when asked\ndisable-model-invocation: true\n---\nBody.\n",
+    );
+    let set = discover_roots(vec![root(tree.dir.path().to_path_buf(), Scope::User)]);
+    let mut seen = Vec::new();
+    let mut offset = 0;
+    let mut pages = 0;
+    loop {
+        let page = skills_list_page(
+            &set,
+            &ListPage {
+                category: None,
+                offset,
+                limit: 100,
+                max_chars: 30_000,
+            },
+        );
+        pages += 1;
+        assert!(page.to_string().len() <= 30_000, "page {pages} too long");
+        assert_eq!(page["count"], json!(250), "manual-only skills are not listed");
+        let rows = page["skills"].as_array().unwrap();
+        assert!(!rows.is_empty());
+        seen.extend(rows.iter().map(|r| r["name"].as_str().unwrap().to_owned()));
+        match page.get("next_offset") {
+            Some(next) => {
+                offset = next.as_u64().unwrap() as usize;
+                assert_eq!(offset, seen.len());
+                assert!(page["hint"].as_str().unwrap().contains(&format!("offset {offset}")));
+            }
+            None => break,
+        }
+    }
+    assert!(pages >= 4, "the cap split the pages: {pages}");
+    assert_eq!(seen.len(), 250);
+    let unique: std::collections::BTreeSet<&String> = seen.iter().collect();
+    assert_eq!(unique.len(), 250);
+    assert!(!seen.iter().any(|n| n == "manual"));
+    // A category narrows, and a small limit pages too.
+    let page = skills_list_page(
+        &set,
+        &ListPage {
+            category: Some("c1"),
+            offset: 0,
+            limit: 10,
+            max_chars: 30_000,
+        },
+    );
+    assert_eq!(page["count"], json!(63));
+    assert_eq!(page["skills"].as_array().unwrap().len(), 10);
+    assert_eq!(page["next_offset"], json!(10));
+    // Past the end: nothing, and no next page.
+    let page = skills_list_page(
+        &set,
+        &ListPage {
+            category: None,
+            offset: 999,
+            limit: 10,
+            max_chars: 30_000,
+        },
+    );
+    assert!(page["skills"].as_array().unwrap().is_empty());
+    assert!(page.get("next_offset").is_none());
+}
