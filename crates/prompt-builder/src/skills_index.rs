@@ -526,15 +526,9 @@ impl IndexCoverage {
             .filter(|l| l.starts_with("- "))
             .count();
         // "{hidden} of {total} skills are not listed here"
-        let (hidden, total) = match block.find(HIDDEN_MARKER) {
-            Some(at) => {
-                let mut words = block[..at].split_whitespace().rev();
-                let total: usize = words.next()?.parse().ok()?;
-                let _of = words.next()?;
-                let hidden: usize = words.next()?.parse().ok()?;
-                (hidden, total)
-            }
-            None => (0, listed),
+        let total = match block.find(HIDDEN_MARKER) {
+            Some(at) => block[..at].split_whitespace().next_back()?.parse().ok()?,
+            None => listed,
         };
         // "{bare} listed skill(s) ... by name only"
         let without_description = block

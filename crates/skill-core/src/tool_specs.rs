@@ -133,8 +133,14 @@ mod tests {
     fn three_tools_with_object_schemas() {
         let specs = tool_specs();
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
-        assert_eq!(names, [SKILLS_LIST, SKILL_VIEW, SKILL_MANAGE, SKILLS_SEARCH]);
-        assert_eq!(specs[3].parameters["required"], serde_json::json!(["query"]));
+        assert_eq!(
+            names,
+            [SKILLS_LIST, SKILL_VIEW, SKILL_MANAGE, SKILLS_SEARCH]
+        );
+        assert_eq!(
+            specs[3].parameters["required"],
+            serde_json::json!(["query"])
+        );
         for spec in &specs {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters.get("$schema").is_none());

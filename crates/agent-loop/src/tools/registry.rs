@@ -147,6 +147,7 @@ fn builtin_tools(toolset: &str) -> Vec<Arc<dyn Tool>> {
             Arc::new(skills::SkillsList),
             Arc::new(skills::SkillView),
             Arc::new(skills::SkillManage),
+            Arc::new(skills::SkillsSearch),
         ],
         "terminal" => vec![Arc::new(terminal::Terminal)],
         "file" => vec![

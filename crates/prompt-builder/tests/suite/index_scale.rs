@@ -16,7 +16,6 @@ use super::fixture::Fixture;
 fn library(skills: &[SyntheticSkill], layout: Layout) -> Fixture {
     let mut fx = Fixture::new();
     write_library(&fx.home().join("skills"), skills, layout).unwrap();
-    fx.tools.push("skills_search".into());
     // The walk limit of a default config is below the largest trees here.
     fx.config.skills.scan_max_dirs = 100_000;
     fx

@@ -12,6 +12,7 @@ pub fn default_tools() -> Vec<String> {
         "skills_list",
         "skill_view",
         "skill_manage",
+        "skills_search",
         "terminal",
         "read_file",
         "write_file",

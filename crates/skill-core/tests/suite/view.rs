@@ -218,7 +218,10 @@ fn skills_list_pages_stay_under_the_cap_and_say_where_to_go_on() {
         tree.skill(
             &format!("c{}/skill-{i:03}", i % 4),
             &format!("skill-{i:03}"),
-            &format!("Use when task {i} comes up, {}", "with many words ".repeat(20)),
+            &format!(
+                "Use when task {i} comes up, {}",
+                "with many words ".repeat(20)
+            ),
         );
     }
     tree.file(
@@ -241,7 +244,11 @@ fn skills_list_pages_stay_under_the_cap_and_say_where_to_go_on() {
         );
         pages += 1;
         assert!(page.to_string().len() <= 30_000, "page {pages} too long");
-        assert_eq!(page["count"], json!(250), "manual-only skills are not listed");
+        assert_eq!(
+            page["count"],
+            json!(250),
+            "manual-only skills are not listed"
+        );
         let rows = page["skills"].as_array().unwrap();
         assert!(!rows.is_empty());
         seen.extend(rows.iter().map(|r| r["name"].as_str().unwrap().to_owned()));
@@ -249,7 +256,12 @@ fn skills_list_pages_stay_under_the_cap_and_say_where_to_go_on() {
             Some(next) => {
                 offset = next.as_u64().unwrap() as usize;
                 assert_eq!(offset, seen.len());
-                assert!(page["hint"].as_str().unwrap().contains(&format!("offset {offset}")));
+                assert!(
+                    page["hint"]
+                        .as_str()
+                        .unwrap()
+                        .contains(&format!("offset {offset}"))
+                );
             }
             None => break,
         }
