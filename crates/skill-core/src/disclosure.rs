@@ -338,9 +338,29 @@ fn view_main(
     if linked.omitted > 0 {
         map.insert("linked_files_omitted".into(), json!(linked.omitted));
     }
+    let fm = &skill.frontmatter;
+    let missing_commands = crate::setup::missing_commands(&fm.required_commands);
+    // Fields other runtimes define, shown so the model and people see them;
+    // each only when the skill sets it.
+    if let Some(short) = &fm.short_description {
+        map.insert("short_description".into(), json!(short));
+    }
+    for (key, list) in [
+        ("allowed_tools", &fm.allowed_tools),
+        ("requires_mcp", &fm.requires_mcp),
+        ("dependencies", &fm.dependencies),
+        ("required_commands", &fm.required_commands),
+    ] {
+        if !list.is_empty() {
+            map.insert(key.into(), json!(list));
+        }
+    }
+    if !missing_commands.is_empty() {
+        map.insert("missing_commands".into(), json!(missing_commands));
+    }
     map.insert(
         "readiness_status".into(),
-        json!(if missing.is_empty() {
+        json!(if missing.is_empty() && missing_commands.is_empty() {
             "available"
         } else {
             "setup_needed"

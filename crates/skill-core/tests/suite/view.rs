@@ -297,3 +297,35 @@ fn skills_list_pages_stay_under_the_cap_and_say_where_to_go_on() {
     assert!(page["skills"].as_array().unwrap().is_empty());
     assert!(page.get("next_offset").is_none());
 }
+
+#[test]
+fn other_runtimes_fields_are_shown_and_prerequisites_decide_readiness() {
+    let tree = Tree::new();
+    tree.file(
+        "notion/SKILL.md",
+        "---\nname: notion\ndescription: Use when editing Notion pages\nallowed-tools: Read, Bash(curl:*)\nrequires:\n  mcp: [notion]\ndependencies: [requests]\nprerequisites:\n  env_vars: [NOTION_TEST_KEY_UNSET_29]\n  commands: [sh, knack-test-no-such-command]\nmetadata:\n  short-description: Notion pages\n---\nBody.\n",
+    );
+    tree.file(
+        "ready/SKILL.md",
+        "---\nname: ready\ndescription: Use when ready\nprerequisites:\n  commands: [sh]\n---\nBody.\n",
+    );
+    let set = discover_roots(vec![root(tree.dir.path().to_path_buf(), Scope::User)]);
+    let out = view(&set, "notion", None);
+    assert_eq!(out["short_description"], json!("Notion pages"));
+    assert_eq!(out["allowed_tools"], json!(["Read", "Bash(curl:*)"]));
+    assert_eq!(out["requires_mcp"], json!(["notion"]));
+    assert_eq!(out["dependencies"], json!(["requests"]));
+    assert_eq!(
+        out["missing_commands"],
+        json!(["knack-test-no-such-command"])
+    );
+    assert_eq!(
+        out["missing_required_environment_variables"],
+        json!(["NOTION_TEST_KEY_UNSET_29"])
+    );
+    assert_eq!(out["readiness_status"], json!("setup_needed"));
+    let ready = view(&set, "ready", None);
+    assert_eq!(ready["readiness_status"], json!("available"));
+    assert!(ready.get("missing_commands").is_none());
+    assert!(ready.get("allowed_tools").is_none());
+}
