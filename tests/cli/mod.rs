@@ -17,6 +17,7 @@ mod real_model;
 mod real_world;
 mod run;
 mod sandbox;
+mod scale;
 mod secrets;
 mod sessions;
 mod skill_secrets;
