@@ -170,7 +170,7 @@ pub enum SkillsCommand {
     Trust(TrustArgs),
     /// Stop using the project skills of the repository holding PATH (default: here)
     Untrust(TrustArgs),
-    /// Search the hub's sources (official skills and taps) for skills
+    /// Search the hub's sources (official skills and taps) for skills, or the installed ones (--local)
     Search(HubSearchArgs),
     /// List the skills the hub's sources offer, 20 per page
     Browse(HubBrowseArgs),
