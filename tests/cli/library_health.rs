@@ -551,18 +551,33 @@ fn the_most_used_skills_keep_their_descriptions_longest() {
     let first = prompt_of(0);
     let last = prompt_of(requests.len() - 1);
     // Without uses, the category's first skills keep theirs.
-    assert!(described(&first, "alpha") && bare(&first, "zeta"), "{first}");
+    assert!(
+        described(&first, "alpha") && bare(&first, "zeta"),
+        "{first}"
+    );
     // The used ones keep theirs over every unused one, and every name stays.
-    assert!(described(&last, "zeta") && described(&last, "gamma"), "{last}");
+    assert!(
+        described(&last, "zeta") && described(&last, "gamma"),
+        "{last}"
+    );
     assert!(bare(&last, "theta"), "{last}");
     for name in names {
-        assert!(described(&last, name) || bare(&last, name), "{name}: {last}");
+        assert!(
+            described(&last, name) || bare(&last, name),
+            "{name}: {last}"
+        );
     }
-    assert!(last.contains("listed skills are shown by name only"), "{last}");
+    assert!(
+        last.contains("listed skills are shown by name only"),
+        "{last}"
+    );
     // `knack prompt show` prints what that session got.
     let shown = success(env.knack().args(["prompt", "show"]));
     let shown = String::from_utf8_lossy(&shown.stdout);
-    assert!(described(&shown, "zeta") && bare(&shown, "theta"), "{shown}");
+    assert!(
+        described(&shown, "zeta") && bare(&shown, "theta"),
+        "{shown}"
+    );
     check_invariants(&requests).unwrap();
 }
 

@@ -239,10 +239,14 @@ pub fn codex_collection_folders(dir: &Path) -> Vec<PathBuf> {
         if found.is_empty() {
             continue;
         }
-        let plain_skill = std::fs::read_dir(&base).into_iter().flatten().flatten().any(|e| {
-            let name = e.file_name();
-            !name.to_string_lossy().starts_with('.') && e.path().join("SKILL.md").is_file()
-        });
+        let plain_skill = std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name();
+                !name.to_string_lossy().starts_with('.') && e.path().join("SKILL.md").is_file()
+            });
         if plain_skill || base.join("SKILL.md").is_file() {
             return Vec::new();
         }

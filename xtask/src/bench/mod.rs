@@ -11,6 +11,7 @@ mod manage;
 mod mcp;
 mod prompt;
 mod sandbox;
+mod search;
 mod sync;
 mod tui;
 
@@ -119,6 +120,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "library",
         run: library::run,
+    },
+    Group {
+        name: "search",
+        run: search::run,
     },
 ];
 

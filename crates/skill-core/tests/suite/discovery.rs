@@ -552,7 +552,11 @@ fn a_codex_skills_repository_in_external_dirs_lists_its_dot_folders() {
         (".experimental", vec!["sora", "imagegen"]),
     ] {
         for name in names {
-            codex.skill(&format!("skills/{folder}/{name}"), name, "Use when testing Codex");
+            codex.skill(
+                &format!("skills/{folder}/{name}"),
+                name,
+                "Use when testing Codex",
+            );
         }
     }
     codex.file("README.md", "Codex skills\n");
@@ -578,8 +582,16 @@ fn a_codex_skills_repository_in_external_dirs_lists_its_dot_folders() {
     }
     assert!(!listed.contains(&"hidden".to_owned()));
     // Each dot-folder is an external root of its own, in Codex's order.
-    let gh = set.visible().into_iter().find(|s| s.name == "gh-fix-ci").unwrap();
+    let gh = set
+        .visible()
+        .into_iter()
+        .find(|s| s.name == "gh-fix-ci")
+        .unwrap();
     assert_eq!(gh.qualified_id(), "external-2:gh-fix-ci");
-    let creator = set.visible().into_iter().find(|s| s.name == "skill-creator").unwrap();
+    let creator = set
+        .visible()
+        .into_iter()
+        .find(|s| s.name == "skill-creator")
+        .unwrap();
     assert_eq!(creator.qualified_id(), "external:skill-creator");
 }
