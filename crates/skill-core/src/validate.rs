@@ -434,6 +434,20 @@ mod tests {
     }
 
     #[test]
+    fn fields_knack_does_not_read_draw_a_note_and_known_ones_none() {
+        let text = "---\nname: x\ndescription: Use when x\nargument-hint: \"[file]\"\nmodel: opus\nallowed-tools: Read\ndisable-model-invocation: true\nmetadata:\n  short-description: X\n---\nBody.\n";
+        let ok = validate_skill_md(text, SkillMdCheck::Existing).unwrap();
+        let notes: Vec<&String> = ok
+            .warnings
+            .iter()
+            .filter(|w| w.contains("is not read by knack"))
+            .collect();
+        assert_eq!(notes.len(), 2, "{:?}", ok.warnings);
+        assert!(notes[0].contains("'argument-hint'"), "{notes:?}");
+        assert!(notes[1].contains("'model'"), "{notes:?}");
+    }
+
+    #[test]
     fn sibling_docs_and_licenses_draw_no_warning() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("docx");
