@@ -114,8 +114,11 @@ pub struct ToolContext {
     pub redactor: Arc<Redactor>,
     /// The `skills_search` index and the skill set it was built from: built
     /// on the first search, again only when the set changed.
-    pub skill_search: Arc<Mutex<Option<(Arc<SkillSet>, Arc<SkillSearch>)>>>,
+    pub skill_search: Arc<Mutex<Option<BuiltSearch>>>,
 }
+
+/// A search index and the skill set it was built from.
+pub type BuiltSearch = (Arc<SkillSet>, Arc<SkillSearch>);
 
 impl ToolContext {
     /// A foreground context with a fresh cache, no stored sessions, an
