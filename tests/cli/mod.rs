@@ -17,6 +17,7 @@ mod real_model;
 mod real_world;
 mod run;
 mod sandbox;
+mod sandbox_attacks;
 mod scale;
 mod secrets;
 mod sessions;

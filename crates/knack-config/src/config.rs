@@ -201,6 +201,12 @@ pub struct AgentConfig {
     pub sandbox: SandboxMode,
     /// Whether sandboxed commands may use the network.
     pub sandbox_network: bool,
+    /// Unix sockets (paths) sandboxed commands may connect to; empty: none at all.
+    /// Each one is a door out of the sandbox (`/var/run/docker.sock` is root on the host).
+    pub sandbox_unix_sockets: Vec<String>,
+    /// Most processes (threads count) one sandboxed command may have at once; 0 for no
+    /// limit. Enforced per user namespace, or for root by a pids cgroup (cgroup v1).
+    pub sandbox_max_processes: u32,
     /// When a tool call waits for the user's approval.
     pub approval: ApprovalPolicy,
     /// Longest the headless runner waits for the self-improvement review.
@@ -224,6 +230,8 @@ impl Default for AgentConfig {
             yolo: false,
             sandbox: SandboxMode::default(),
             sandbox_network: false,
+            sandbox_unix_sockets: Vec::new(),
+            sandbox_max_processes: 2048,
             approval: ApprovalPolicy::default(),
             review_timeout_secs: 300,
             env_passthrough: Vec::new(),

@@ -1,66 +1,194 @@
 //! The command sandbox: a [`SandboxPolicy`] (which folders a command may write, which stay
-//! read-only, whether it may use the network) applied to a child process before it runs.
+//! read-only, which files it may not read, what sockets and how many processes it may use)
+//! applied to a child process before it runs, and [`run`], the one way knack starts,
+//! waits for, kills and collects the output of a command it runs for the model.
 //!
-//! On Linux the child restricts itself with Landlock just before `exec`: it may read the whole
-//! file system but write only beneath its writable roots, make no TCP connections unless the
-//! policy allows them, and signal no process outside its own sandbox. Folders that must stay
-//! read-only although they lie beneath a writable root (knack's home under `/tmp`, a project's
-//! `.knack/`) are made read-only with a private mount namespace when the process may create one,
-//! or else carved out of the writable root (see [`ReadOnlyMethod`]). No other crate knows how
-//! any of this works: callers hand over a `Command` and a policy.
+//! On Linux every sandboxed command gets its own user, mount and PID namespace: the whole file
+//! system is mounted read-only except the writable roots, protected paths inside them are
+//! mounted read-only again (or masked when they are links or do not exist yet), knack's key
+//! files read empty, `/proc` shows only the command's own processes, and the command's
+//! processes all die with it. Landlock (file system, TCP, signals, abstract sockets) and a
+//! seccomp filter (socket families, io_uring) are a second layer inside. Where the kernel
+//! refuses user namespaces, the documented fallback narrows the Landlock roots instead (see
+//! [`Method`]). No other crate knows how any of this works: callers hand over a `Command`
+//! and a policy.
 
 use std::path::{Path, PathBuf};
 
 #[cfg(target_os = "linux")]
 mod linux;
+mod run;
+
+pub use run::{CappedOutput, Ending, Finished, RunLimits, StopHandle, run};
+
+/// The environment variable that forces the fallback method even where namespaces work.
+/// A testing and diagnostic switch: only this crate reads it.
+pub const FORCE_FALLBACK_ENV: &str = "KNACK_SANDBOX_FORCE_FALLBACK";
 
 /// What a sandboxed command may do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxPolicy {
     /// Folders the command may create, change and delete files beneath.
-    /// Empty means the whole file system is read-only.
+    /// Empty means the whole file system is read-only; `/` means all of it is writable.
     pub writable_roots: Vec<PathBuf>,
-    /// Folders that stay read-only even where they lie beneath a writable root.
+    /// Paths (folders or files) that stay read-only even where they lie beneath a writable
+    /// root. One that is a symlink is pinned where it is, one that does not exist yet is
+    /// masked so that it cannot be created (with namespaces; see [`Method`]). A `.git` file
+    /// also protects the git folder its `gitdir:` line names.
     pub read_only: Vec<PathBuf>,
-    /// Files whose contents the command must not read (secrets). They are
-    /// replaced by an empty file inside the sandbox where a mount namespace is
-    /// available; elsewhere they stay readable and callers redact their values.
+    /// Files whose contents the command must not read (secrets): they read empty.
     pub hidden_files: Vec<PathBuf>,
-    /// Whether the command may open network connections.
+    /// Whether the command may use IP networking (TCP, UDP).
     pub network: bool,
+    /// Paths of Unix sockets the command may connect to. Empty (the default) means no Unix
+    /// socket can be opened at all (pairs from `socketpair` still work).
+    pub unix_sockets: Vec<PathBuf>,
+    /// No socket or io_uring restriction at all: for commands the user let out of the
+    /// sandbox, which keep only the file-system carve-outs and the process lifetime.
+    pub unrestricted_sockets: bool,
+    /// Most processes (threads count) the command may have at once; `None` for no limit.
+    pub max_processes: Option<u32>,
+}
+
+impl SandboxPolicy {
+    /// The policy for a command the user let out of the sandbox: the whole file system is
+    /// writable and the network open, but `protected` (knack's home, project skill roots)
+    /// stays read-only, and the command's processes still end with it.
+    pub fn outside(protected: Vec<PathBuf>) -> Self {
+        Self {
+            writable_roots: vec![PathBuf::from("/")],
+            read_only: protected,
+            hidden_files: Vec::new(),
+            network: true,
+            unix_sockets: Vec::new(),
+            unrestricted_sockets: true,
+            max_processes: None,
+        }
+    }
+}
+
+/// How the sandbox keeps protected paths beneath writable roots read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// User, mount and PID namespaces (with Landlock and seccomp inside): the full sandbox.
+    Namespaces,
+    /// The kernel refuses user namespaces (or the fallback was forced): Landlock roots are
+    /// narrowed around protected paths that exist, without following links; no read-only
+    /// mounts, no masks, no private `/proc`, no process-lifetime guarantee.
+    Narrowing,
+}
+
+impl Method {
+    /// A name for logs and `knack doctor`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Namespaces => "namespaces",
+            Self::Narrowing => "narrowing",
+        }
+    }
+}
+
+/// How the per-command process limit is enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PidsLimit {
+    /// `RLIMIT_NPROC`, counted inside the command's own user namespace.
+    RlimitInUserNamespace,
+    /// A `pids` cgroup per command (root, whom `RLIMIT_NPROC` exempts; cgroup v1).
+    Cgroup,
+    /// No limit: root without a v1 `pids` cgroup hierarchy, or no user namespace to count
+    /// in.
+    Unavailable,
+}
+
+impl PidsLimit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::RlimitInUserNamespace => "rlimit-nproc in the user namespace",
+            Self::Cgroup => "pids cgroup",
+            Self::Unavailable => "none",
+        }
+    }
 }
 
 /// What this machine's kernel lets the sandbox enforce. Probed once per process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Support {
-    /// Landlock file-system rules (Linux 5.13+): the sandbox exists at all.
+    /// Landlock file-system rules (Linux 5.13+).
     pub filesystem: bool,
+    /// The Landlock ABI version the kernel reports (0: none).
+    pub landlock_abi: i32,
     /// Landlock TCP rules (Linux 6.7+): network can be switched off.
     pub network: bool,
     /// Landlock signal scoping (Linux 6.12+): no signals to processes outside.
     pub signals: bool,
-    /// A private mount namespace can be made (root, or a kernel that allows
-    /// it): read-only folders beneath writable roots and hidden files.
+    /// Landlock abstract Unix socket scoping (Linux 6.12+).
+    pub abstract_sockets: bool,
+    /// Landlock rules for connecting to Unix socket paths (ABI 9): the socket allowlist
+    /// is enforced path by path.
+    pub unix_socket_paths: bool,
+    /// User, mount and PID namespaces can be made (the [`Method::Namespaces`] method).
     pub mount_namespace: bool,
+    /// seccomp filters can be installed.
+    pub seccomp: bool,
+    /// The method in use.
+    pub method: Method,
+    /// The method was forced to the fallback by [`FORCE_FALLBACK_ENV`].
+    pub forced_fallback: bool,
+    /// How a policy's `max_processes` is enforced.
+    pub pids_limit: PidsLimit,
 }
 
 impl Support {
+    /// The sandbox confines commands at all.
+    pub fn active(&self) -> bool {
+        self.filesystem || self.method == Method::Namespaces
+    }
+
+    /// Why commands are less confined here than the full sandbox would confine them, when
+    /// they are: a missing layer, for a notice and for asking before every command.
+    pub fn degraded_reason(&self) -> Option<String> {
+        let mut missing = Vec::new();
+        if self.method != Method::Namespaces {
+            missing.push(if self.forced_fallback {
+                format!("namespaces are switched off by {FORCE_FALLBACK_ENV}")
+            } else {
+                "this kernel refuses user namespaces (see docs/security.md, \"Fallback\")"
+                    .to_owned()
+            });
+        }
+        if !self.filesystem {
+            missing.push("this kernel has no Landlock (Linux 5.13 or newer is needed)".to_owned());
+        }
+        (!missing.is_empty()).then(|| missing.join("; "))
+    }
+
     /// One line for `knack doctor` and the logs.
     pub fn describe(&self) -> String {
-        if !self.filesystem {
-            return "unavailable: this kernel has no Landlock (Linux 5.13 or newer with \
-                    Landlock enabled is needed); commands cannot be confined"
+        if !self.active() {
+            return "unavailable: this kernel has neither user namespaces nor Landlock \
+                    (Linux 5.13 or newer is needed); commands cannot be confined"
                 .to_owned();
         }
-        let mut parts = vec!["Landlock file-system rules"];
+        let mut parts = Vec::new();
+        if self.method == Method::Namespaces {
+            parts.push("user, mount and PID namespaces".to_owned());
+        } else {
+            parts.push("fallback: narrowed Landlock roots".to_owned());
+        }
+        if self.filesystem {
+            parts.push(format!("Landlock ABI {}", self.landlock_abi));
+        }
         if self.network {
-            parts.push("TCP network rules");
+            parts.push("TCP rules".to_owned());
         }
         if self.signals {
-            parts.push("signal scoping");
+            parts.push("signal scoping".to_owned());
         }
-        if self.mount_namespace {
-            parts.push("mount namespaces");
+        if self.abstract_sockets {
+            parts.push("abstract socket scoping".to_owned());
+        }
+        if self.seccomp {
+            parts.push("seccomp socket filter".to_owned());
         }
         parts.join(", ")
     }
@@ -76,34 +204,47 @@ pub fn support() -> Support {
     {
         Support {
             filesystem: false,
+            landlock_abi: 0,
             network: false,
             signals: false,
+            abstract_sockets: false,
+            unix_socket_paths: false,
             mount_namespace: false,
+            seccomp: false,
+            method: Method::Narrowing,
+            forced_fallback: false,
+            pids_limit: PidsLimit::Unavailable,
         }
     }
 }
 
-/// How the read-only folders beneath writable roots were protected.
+/// How the read-only paths beneath writable roots were protected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadOnlyMethod {
-    /// No read-only folder lies beneath a writable root: nothing to do.
+    /// No read-only path lies beneath a writable root: nothing to do.
     NotNeeded,
-    /// A private mount namespace in which those folders are mounted read-only.
+    /// A private mount namespace in which those paths are mounted read-only (and missing or
+    /// linked ones masked).
     MountNamespace,
-    /// Without a mount namespace, the writable roots that contain a read-only
-    /// folder were narrowed to their other entries: new files cannot be made
-    /// directly inside the listed folders.
+    /// Without namespaces, the writable roots that contain a protected path were narrowed
+    /// to their other entries: new entries cannot be made directly inside the listed
+    /// folders, and links among the entries are never made roots.
     NarrowedRoots(Vec<PathBuf>),
 }
 
 /// What [`confine`] put in place for one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confinement {
+    pub method: Method,
     pub network_blocked: bool,
     pub signals_scoped: bool,
     pub read_only: ReadOnlyMethod,
-    /// Files replaced by an empty file for this command.
+    /// Files that read empty for this command.
     pub hidden_files: Vec<PathBuf>,
+    /// Protected paths that did not exist and were masked for this command.
+    pub masked: Vec<PathBuf>,
+    /// The process limit in force, if any.
+    pub max_processes: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -112,14 +253,36 @@ pub enum Error {
     Unavailable(String),
     #[error("the sandbox could not be set up: {0}")]
     Setup(String),
+    #[error("the command could not be started: {0}")]
+    Spawn(std::io::Error),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Prepares `command` so that the child it spawns runs under `policy`.
-/// Nothing happens to the current process; the restrictions are taken on in
-/// the child between `fork` and `exec`.
+/// Prepares `command` so that the child it spawns runs under `policy`. Nothing happens to
+/// the current process; the restrictions are taken on in the child between `fork` and
+/// `exec`. The child also starts a session of its own (no controlling terminal; its pid is
+/// the process group to kill).
+///
+/// With namespaces, the child is a small supervisor that dies with the thread that spawned
+/// it (`PR_SET_PDEATHSIG`): spawn from a thread that outlives the command, as [`run`] does.
+/// Placeholders made to mask missing protected paths are removed when the returned guard
+/// is dropped, which must happen after the command ended.
 pub fn confine(command: &mut std::process::Command, policy: &SandboxPolicy) -> Result<Confinement> {
+    confine_guarded(command, policy).map(|(confinement, guard)| {
+        // Callers of the plain API keep no guard: the placeholders stay until the process
+        // that made them ends its last command using them, or are reused by the next one.
+        guard.keep();
+        confinement
+    })
+}
+
+/// [`confine`], returning the guard that removes this command's mask placeholders when
+/// dropped (after the command ended).
+pub fn confine_guarded(
+    command: &mut std::process::Command,
+    policy: &SandboxPolicy,
+) -> Result<(Confinement, MaskGuard)> {
     #[cfg(target_os = "linux")]
     {
         linux::confine(command, policy)
@@ -131,9 +294,43 @@ pub fn confine(command: &mut std::process::Command, policy: &SandboxPolicy) -> R
     }
 }
 
+/// Removes the placeholders a command's masks needed, once no other command uses them.
+#[derive(Debug, Default)]
+pub struct MaskGuard {
+    #[cfg(target_os = "linux")]
+    placeholders: Vec<linux::Placeholder>,
+    /// The command's pids cgroup (root), removed with the guard.
+    #[cfg(target_os = "linux")]
+    cgroup: Option<linux::PidsCgroup>,
+}
+
+impl MaskGuard {
+    /// Leaves the placeholders in place (their locks are released with this process).
+    fn keep(mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            for placeholder in self.placeholders.drain(..) {
+                placeholder.forget();
+            }
+            // The command has not even started: its cgroup stays until a later command
+            // of this process finds it empty.
+            std::mem::forget(self.cgroup.take());
+        }
+    }
+}
+
+impl Drop for MaskGuard {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        for placeholder in self.placeholders.drain(..) {
+            placeholder.release();
+        }
+    }
+}
+
 /// Makes the child of `command` the leader of a new session and process group,
-/// detached from the user's terminal. Use it instead of `process_group(0)`
-/// (the two cannot be combined); the group id is the child's pid.
+/// detached from the user's terminal. [`confine`] already does this; kept for callers
+/// that start a command without a sandbox.
 pub fn new_session(command: &mut std::process::Command) {
     #[cfg(target_os = "linux")]
     linux::new_session(command);
@@ -178,6 +375,15 @@ pub fn resolve_existing_prefix(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// `path` with its parent resolved through links but its last component kept as it is:
+/// the place a protected entry occupies, whether it is a link, a file or missing.
+pub fn resolve_parent(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => resolve_existing_prefix(parent).join(name),
+        _ => resolve_existing_prefix(path),
+    }
 }
 
 /// Whether `path` is `root` or lies beneath it (both already resolved).
@@ -233,5 +439,13 @@ mod tests {
             resolved,
             dir.path().canonicalize().unwrap().join("a").join("x")
         );
+    }
+
+    #[test]
+    fn resolve_parent_keeps_a_link_as_the_last_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink("/", real.join("link")).unwrap();
+        assert_eq!(resolve_parent(&real.join("link")), real.join("link"));
     }
 }

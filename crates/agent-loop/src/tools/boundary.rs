@@ -89,15 +89,32 @@ pub fn sandbox_policy(ctx: &ToolContext) -> Option<SandboxPolicy> {
     };
     Some(SandboxPolicy {
         writable_roots,
-        read_only: protected_dirs(ctx),
-        hidden_files: vec![ctx.home.env_path()],
+        read_only: protected_paths(ctx),
+        hidden_files: secret_files(ctx),
         network: agent.sandbox_network,
+        unix_sockets: agent
+            .sandbox_unix_sockets
+            .iter()
+            .map(|raw| skill_core::roots::expand_path(raw, &ctx.cwd))
+            .collect(),
+        unrestricted_sockets: false,
+        max_processes: (agent.sandbox_max_processes > 0).then_some(agent.sandbox_max_processes),
     })
+}
+
+/// The policy for a command the user let out of the sandbox (`outside_sandbox`, or any
+/// command in `full-access`): everything writable and the network open, but knack's own
+/// files stay read-only and the command's processes still end with it. `None` where this
+/// kernel has no sandbox at all (the command then runs unconfined).
+pub fn outside_sandbox_policy(ctx: &ToolContext) -> Option<SandboxPolicy> {
+    knack_sandbox::support()
+        .active()
+        .then(|| SandboxPolicy::outside(protected_dirs(ctx)))
 }
 
 /// Where `workspace-write` lets commands and file tools write: the working
 /// directory and the temp folders.
-fn writable_roots(ctx: &ToolContext) -> Vec<PathBuf> {
+pub fn writable_roots(ctx: &ToolContext) -> Vec<PathBuf> {
     let mut roots = vec![ctx.cwd.clone(), std::env::temp_dir(), PathBuf::from("/tmp")];
     if Path::new("/dev/shm").is_dir() {
         roots.push(PathBuf::from("/dev/shm"));
@@ -105,24 +122,105 @@ fn writable_roots(ctx: &ToolContext) -> Vec<PathBuf> {
     roots
 }
 
-/// knack's home and every project's `.knack/` from the working directory up:
-/// no tool writes them (skills change only through `skill_manage`).
+/// knack's own files: its home, and every project skill root (`.knack/`, `.agents/`, and
+/// whatever else skill discovery reads) in the working directory and each folder above it,
+/// whether it exists yet or not. No tool writes them (skills change only through
+/// `skill_manage`); commands see them read-only, and one that does not exist cannot be
+/// created.
 pub fn protected_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
     let mut dirs = vec![ctx.home.root().to_path_buf()];
     for ancestor in ctx.cwd.ancestors() {
-        let project = ancestor.join(".knack");
-        if project.is_dir() {
-            dirs.push(project);
+        // The first folder of each project skill root discovery reads there: the whole
+        // `.knack/` (it also holds project settings) and the whole `.agents/`.
+        for skills in skill_core::roots::project_skill_dirs(ancestor, ancestor) {
+            if let Some(first) = skills
+                .strip_prefix(ancestor)
+                .ok()
+                .and_then(|rest| rest.components().next())
+            {
+                dirs.push(ancestor.join(first));
+            }
         }
     }
+    dirs.dedup();
     dirs
 }
 
-/// Whether the kernel sandbox can confine commands here; said once per
-/// process in the log, and in every refusal that it causes.
+/// Shell start-up files and tool settings in a home folder: what runs the next time the
+/// user opens a shell or uses git and ssh. Protected when a writable root contains them.
+const HOME_STARTUP_FILES: [&str; 15] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish",
+    ".gitconfig",
+    ".config/git",
+    ".ssh",
+    ".inputrc",
+];
+
+/// What sandboxed commands see read-only beneath their writable roots: knack's own files
+/// ([`protected_dirs`]), every `.git` from the working directory up (its hooks and config
+/// run when the user next uses git; a `gitdir:` file is followed by the sandbox), and the
+/// user's shell start-up files.
+pub fn protected_paths(ctx: &ToolContext) -> Vec<PathBuf> {
+    let mut paths = protected_dirs(ctx);
+    for ancestor in ctx.cwd.ancestors() {
+        let git = ancestor.join(".git");
+        // A `.git` that does not exist yet is not masked: `git init` stays possible.
+        if std::fs::symlink_metadata(&git).is_ok() {
+            paths.push(git);
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        paths.extend(HOME_STARTUP_FILES.iter().map(|name| home.join(name)));
+    }
+    paths
+}
+
+/// knack's key files (`.env`, `*.key`, `*.pem` in its home and the folders directly in
+/// it, skills aside): every sandboxed command reads them empty.
+pub fn secret_files(ctx: &ToolContext) -> Vec<PathBuf> {
+    let root = ctx.home.root();
+    let mut files = vec![ctx.home.env_path()];
+    let mut dirs = vec![root.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) && entry.path() != ctx.home.skills_dir()
+            {
+                dirs.push(entry.path());
+            }
+        }
+    }
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_file()) && is_secret_path(root, &path) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// Why commands are less confined here than the full sandbox would confine them (no user
+/// namespaces, or no Landlock); said once per process in the log, and in every ask that
+/// it causes.
 pub fn sandbox_missing_reason() -> Option<String> {
-    let support = knack_sandbox::support();
-    (!support.filesystem).then(|| support.describe())
+    knack_sandbox::support().degraded_reason()
 }
 
 /// The gate for one terminal command.
@@ -142,7 +240,7 @@ pub fn command_gate(ctx: &ToolContext, command: &str, outside_sandbox: bool) -> 
         return Gate::ask(
             policy,
             NO_SANDBOX,
-            format!("commands would run unconfined: the sandbox is {why}"),
+            format!("commands run less confined than the full sandbox here: {why}"),
         );
     }
     if let Some(rule) = super::terminal::destructive_rule(command) {

@@ -4,26 +4,25 @@
 //! list of destructive patterns, and runs outside the sandbox, wait for the user's approval.
 
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, LazyLock, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use knack_sandbox::SandboxPolicy;
+use knack_sandbox::{Ending, RunLimits, SandboxPolicy, StopHandle};
 
 use super::context::lock;
 use super::{
     Tool, ToolContext, ToolError, ToolFuture, Toolset, boundary, parameters_schema, parse_args,
 };
 
-/// How long to wait for output to drain after the shell itself exited (a
-/// background job may keep the pipe open).
+/// How long to wait for output to drain after the shell itself exited, where something it
+/// left behind may keep the pipe open (only without namespaces: with them nothing is left).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// One pattern that makes a command need approval.
@@ -146,8 +145,9 @@ impl Tool for Terminal {
     fn description(&self) -> &'static str {
         "Run a bash command and get its combined stdout and stderr and its exit code. \
          Runs non-interactively (stdin is empty) in the working directory, inside a sandbox \
-         that may write only the working directory and temp folders and has no network unless \
-         the user allowed it; long output keeps its beginning and end. Commands that could \
+         that may write only the working directory and temp folders (never .git, .knack, \
+         .agents) and has no network unless the user allowed it; nothing it starts outlives \
+         it, background jobs included; long output keeps its beginning and end. Commands that could \
          wreck the machine, and runs outside the sandbox, need the user's approval."
     }
     fn parameters(&self) -> Value {
@@ -183,19 +183,14 @@ impl Tool for Terminal {
             let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(max).clamp(1, max));
             let cap = ctx.config.terminal.output_cap_chars.max(200);
             let sandbox = if outside {
-                None
+                boundary::outside_sandbox_policy(ctx)
             } else {
                 boundary::sandbox_policy(ctx)
             };
-            run(&args.command, &dir, timeout, cap, sandbox.as_ref(), ctx).await
+            let confined = !outside && sandbox.is_some();
+            run(&args.command, &dir, timeout, cap, sandbox, confined, ctx).await
         })
     }
-}
-
-enum Ending {
-    Exited(std::process::ExitStatus),
-    TimedOut,
-    Interrupted,
 }
 
 async fn run(
@@ -203,70 +198,60 @@ async fn run(
     dir: &std::path::Path,
     timeout: Duration,
     cap_chars: usize,
-    sandbox: Option<&SandboxPolicy>,
+    sandbox: Option<SandboxPolicy>,
+    confined: bool,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let spawn_error = |e: std::io::Error| ToolError::model(format!("cannot start bash: {e}"));
-    let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
-    let writer_err = writer.try_clone().map_err(spawn_error)?;
     let mut std_cmd = std::process::Command::new("bash");
-    std_cmd
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_err);
-    // Its own session: the group can be killed as one, and the command has no
-    // way to the user's terminal.
-    knack_sandbox::new_session(&mut std_cmd);
+    std_cmd.arg("-c").arg(command).current_dir(dir);
     // Keys stay with knack: the command sees no secret-looking variables
     // unless the user passed them through by name.
     knack_config::secret_env::scrub_std_command(&mut std_cmd, &ctx.config.agent.env_passthrough);
-    if let Some(policy) = sandbox {
-        knack_sandbox::confine(&mut std_cmd, policy).map_err(|e| {
-            ToolError::model_with_hint(
-                format!("the command was not run: {e}."),
-                "The sandbox could not be prepared; tell the user. They can set \
-                 agent.sandbox: full-access in config.yaml to run commands unconfined.",
-            )
-        })?;
-    }
-    let mut cmd = tokio::process::Command::from(std_cmd);
-    cmd.kill_on_drop(true);
-    let started = Instant::now();
-    let child = cmd.spawn();
-    // The command holds our copies of the pipe's write end; drop them so the
-    // reader sees end-of-file once the command's processes are gone.
-    drop(cmd);
-    let mut child = child.map_err(spawn_error)?;
-    let pgid = child.id();
-    // If the caller drops this future mid-run, the whole group goes with it.
-    let mut guard = GroupGuard(pgid);
 
     let collector = Collector::new(cap_chars.saturating_mul(4))
         .spill_to(full_output_path(&ctx.session_id), cap_chars);
     let collected = Arc::new(Mutex::new(collector));
     let sink = Arc::clone(&collected);
-    let drained = tokio::task::spawn_blocking(move || drain(reader, &sink));
-
-    let ending = tokio::select! {
-        status = child.wait() => match status {
-            Ok(status) => Ending::Exited(status),
-            Err(e) => return Err(ToolError::model(format!("lost track of the command: {e}"))),
-        },
-        () = tokio::time::sleep(timeout) => Ending::TimedOut,
-        () = ctx.cancel.cancelled() => Ending::Interrupted,
+    let stop =
+        StopHandle::new().map_err(|e| ToolError::model(format!("cannot start bash: {e}")))?;
+    // If the caller drops this future mid-run, the command and all it started go with it.
+    let _stop_on_drop = StopOnDrop(stop.clone());
+    let limits = RunLimits {
+        timeout,
+        drain_grace: DRAIN_GRACE,
     };
-    if matches!(ending, Ending::Exited(_)) {
-        // Background jobs the command started on purpose keep running.
-        guard.0 = None;
-    } else {
-        kill_group(pgid);
-        let _ = child.wait().await;
-        guard.0 = None;
-    }
-    let drained_in_time = tokio::time::timeout(DRAIN_GRACE, drained).await.is_ok();
+    let stopper = stop.clone();
+    let mut task = tokio::task::spawn_blocking(move || {
+        knack_sandbox::run(
+            std_cmd,
+            sandbox.as_ref(),
+            None,
+            limits,
+            Some(&stopper),
+            &mut |bytes| lock(&sink).push(bytes),
+        )
+    });
+    let joined = tokio::select! {
+        joined = &mut task => joined,
+        () = ctx.cancel.cancelled() => {
+            stop.stop();
+            task.await
+        }
+    };
+    let finished = match joined {
+        Ok(Ok(finished)) => finished,
+        Ok(Err(knack_sandbox::Error::Spawn(e))) => {
+            return Err(ToolError::model(format!("cannot start bash: {e}")));
+        }
+        Ok(Err(e)) => {
+            return Err(ToolError::model_with_hint(
+                format!("the command was not run: {e}."),
+                "The sandbox could not be prepared; tell the user. They can set \
+                 agent.sandbox: full-access in config.yaml to run commands unconfined.",
+            ));
+        }
+        Err(e) => return Err(ToolError::model(format!("lost track of the command: {e}"))),
+    };
     let (output, full_output) = {
         let collector = lock(&collected);
         (
@@ -274,8 +259,10 @@ async fn run(
             collector.spilled().map(Path::to_path_buf),
         )
     };
-    let denial = sandbox.and_then(|_| boundary::denial_hint(ctx, &output.text));
-    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let denial = confined
+        .then(|| boundary::denial_hint(ctx, &output.text))
+        .flatten();
+    let elapsed_ms = u64::try_from(finished.elapsed.as_millis()).unwrap_or(u64::MAX);
 
     let mut result = json!({
         "output": output.text,
@@ -287,14 +274,13 @@ async fn run(
             result["full_output"] = json!(path.display().to_string());
         }
     }
-    if !drained_in_time {
+    if !finished.output_complete {
         result["note"] = json!(
             "a background process still holds the output open; what it prints later is not shown"
         );
     }
-    match ending {
-        Ending::Exited(status) => {
-            let code = exit_code(status);
+    match finished.ending {
+        Ending::Exited(code) => {
             result["exit_code"] = json!(code);
             result["success"] = json!(code == 0);
             if code != 0 {
@@ -308,14 +294,15 @@ async fn run(
             result["success"] = json!(false);
             result["timed_out"] = json!(true);
             result["error"] = json!(format!(
-                "the command ran longer than {}s and was killed.",
+                "the command ran longer than {}s and was killed, with everything it started.",
                 timeout.as_secs()
             ));
             result["hint"] = json!(
-                "Run long jobs in the background (e.g. with nohup … &) or pass a larger timeout_secs."
+                "Nothing a command starts outlives it, background jobs included: split long \
+                 work into steps that each finish, or pass a larger timeout_secs."
             );
         }
-        Ending::Interrupted => {
+        Ending::Stopped => {
             result["success"] = json!(false);
             result["interrupted"] = json!(true);
             result["error"] =
@@ -325,45 +312,12 @@ async fn run(
     Ok(result)
 }
 
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|sig| 128 + sig))
-        .unwrap_or(-1)
-}
+/// Stops the run when the tool call is dropped before it finished.
+struct StopOnDrop(StopHandle);
 
-/// Kills the process group when dropped while still armed.
-struct GroupGuard(Option<u32>);
-
-impl Drop for GroupGuard {
+impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        if self.0.is_some() {
-            kill_group(self.0);
-        }
-    }
-}
-
-fn kill_group(pgid: Option<u32>) {
-    let pid = pgid
-        .and_then(|id| i32::try_from(id).ok())
-        .and_then(rustix::process::Pid::from_raw);
-    if let Some(pid) = pid
-        && let Err(e) = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL)
-    {
-        tracing::debug!("killing process group {pid:?}: {e}");
-    }
-}
-
-fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collector>) {
-    let mut buf = [0u8; 8192];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => lock(sink).push(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
+        self.0.stop();
     }
 }
 

@@ -142,16 +142,39 @@ async fn wait_for_file(path: &std::path::Path) {
 }
 
 /// Whether process `pid` has ended: gone, or a zombie nobody reaped yet.
-fn has_ended(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        // The state letter follows the `(comm)` field.
-        Ok(stat) => matches!(
-            stat.rsplit_once(") ")
-                .and_then(|(_, rest)| rest.chars().next()),
-            Some('Z' | 'X')
-        ),
-    }
+/// Whether a live process anywhere on the machine has `token` among its arguments. Pids
+/// inside the sandbox's PID namespace are not the host's, so a test finds its processes
+/// by a word in their command line.
+fn runs_with(token: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+            return false;
+        };
+        let alive = std::fs::read_to_string(dir.join("stat")).is_ok_and(|stat| {
+            !matches!(
+                stat.rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.chars().next()),
+                Some('Z' | 'X')
+            )
+        });
+        alive
+            && cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == token.as_bytes())
+    })
+}
+
+/// A `sleep` duration no other process on the machine uses: the token [`runs_with`] finds.
+fn unique_sleep() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("1000.{nanos:09}{}", std::process::id())
 }
 
 /// Answers with a fixed decision and counts how often it was asked.
@@ -224,22 +247,24 @@ async fn approve_always_is_remembered_for_the_session() {
 #[tokio::test]
 async fn dropping_a_running_call_kills_its_process_group() {
     let env = ToolEnv::new();
-    let pid_file = env.cwd_path("subshell.pid");
-    // A subshell outlives a killed parent shell unless the whole group dies.
-    // It writes its pid once running; written in full, then renamed into place.
-    let command = "(echo $BASHPID > pid.tmp && mv pid.tmp subshell.pid; sleep 1000) & wait";
+    let started = env.cwd_path("started");
+    let token = unique_sleep();
+    // A subshell outlives a killed parent shell unless everything the command started dies.
+    // It says when it runs; written in full, then renamed into place.
+    let command = format!("(echo 1 > s.tmp && mv s.tmp started; exec sleep {token}) & wait");
     let call = env.call("terminal", json!({ "command": command }));
-    // Abandon the call once the subshell runs; the sleeping shell must die with it.
+    // Abandon the call once the marker runs; it must die with the call.
     tokio::select! {
         out = call => panic!("the command ended by itself: {out}"),
-        () = within(HANG, wait_for_file(&pid_file)) => {}
+        () = within(HANG, async {
+            wait_for_file(&started).await;
+            while !runs_with(&token) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }) => {}
     }
-    let pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_owned();
     within(HANG, async {
-        while !has_ended(&pid) {
+        while runs_with(&token) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })

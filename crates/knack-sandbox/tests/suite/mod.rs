@@ -1,1 +1,3 @@
 mod confine;
+mod fallback;
+mod namespaces;

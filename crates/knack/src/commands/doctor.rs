@@ -25,8 +25,8 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
         .state_db()
         .exists()
         .then(|| agent_loop::skill_usage::check(&ctx.home));
-    let sandbox_active =
-        agent.sandbox != knack_config::SandboxMode::FullAccess && support.filesystem;
+    let sandbox_active = agent.sandbox != knack_config::SandboxMode::FullAccess && support.active();
+    let namespaces = support.method == knack_sandbox::Method::Namespaces;
     if args.json {
         println!(
             "{}",
@@ -39,10 +39,21 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
                     "mode": agent.sandbox.name(),
                     "active": sandbox_active,
                     "network": agent.sandbox_network,
+                    "method": support.method.name(),
+                    "forced_fallback": support.forced_fallback,
+                    "user_namespace": namespaces,
+                    "mount_namespace": namespaces,
+                    "pid_namespace": namespaces,
                     "landlock": support.filesystem,
+                    "landlock_abi": support.landlock_abi,
                     "network_rules": support.network,
                     "signal_scoping": support.signals,
-                    "mount_namespace": support.mount_namespace,
+                    "abstract_socket_scoping": support.abstract_sockets,
+                    "unix_socket_rules": support.unix_socket_paths,
+                    "seccomp": support.seccomp,
+                    "pids_limit": support.pids_limit.name(),
+                    "unix_sockets": agent.sandbox_unix_sockets,
+                    "notice": support.degraded_reason(),
                 },
                 "approval": agent.approval.name(),
                 "yolo": agent.yolo,
@@ -78,8 +89,24 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
         },
         if agent.sandbox_network { "on" } else { "off" }
     );
-    println!("          kernel: {}", support.describe());
-    if !support.filesystem && agent.sandbox != knack_config::SandboxMode::FullAccess {
+    for (layer, state) in sandbox_layers(&support) {
+        println!("          {layer:<22} {state}");
+    }
+    if !agent.sandbox_unix_sockets.is_empty() {
+        println!(
+            "          unix sockets allowed   {}{}",
+            agent.sandbox_unix_sockets.join(", "),
+            if support.unix_socket_paths {
+                ""
+            } else {
+                " (this kernel cannot hold commands to exactly these: any socket path is reachable)"
+            }
+        );
+    }
+    if agent.sandbox != knack_config::SandboxMode::FullAccess
+        && let Some(why) = support.degraded_reason()
+    {
+        println!("          NOTICE: {why}");
         println!("          every command will ask for approval (headless runs refuse them)");
     }
     println!(
@@ -102,4 +129,40 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// Each layer of the command sandbox and whether this machine has it, for the text report.
+fn sandbox_layers(support: &knack_sandbox::Support) -> Vec<(&'static str, String)> {
+    let yes_no = |on: bool| if on { "yes" } else { "no" }.to_owned();
+    let namespaces = support.method == knack_sandbox::Method::Namespaces;
+    let method = match (support.method, support.forced_fallback) {
+        (knack_sandbox::Method::Namespaces, _) => "namespaces".to_owned(),
+        (knack_sandbox::Method::Narrowing, true) => format!(
+            "fallback: narrowed Landlock roots (forced by {})",
+            knack_sandbox::FORCE_FALLBACK_ENV
+        ),
+        (knack_sandbox::Method::Narrowing, false) => {
+            "fallback: narrowed Landlock roots (this kernel refuses user namespaces)".to_owned()
+        }
+    };
+    vec![
+        ("method", method),
+        ("user namespace", yes_no(namespaces)),
+        ("mount namespace", yes_no(namespaces)),
+        ("PID namespace", yes_no(namespaces)),
+        (
+            "Landlock",
+            if support.filesystem {
+                format!("ABI {}", support.landlock_abi)
+            } else {
+                "no".to_owned()
+            },
+        ),
+        ("  TCP rules", yes_no(support.network)),
+        ("  signal scoping", yes_no(support.signals)),
+        ("  abstract sockets", yes_no(support.abstract_sockets)),
+        ("  socket paths", yes_no(support.unix_socket_paths)),
+        ("seccomp socket filter", yes_no(support.seccomp)),
+        ("process limit", support.pids_limit.name().to_owned()),
+    ]
 }

@@ -157,7 +157,7 @@ async fn run_async(
         && let Some(why) = agent_loop::tools::boundary::sandbox_missing_reason()
     {
         eprintln!(
-            "knack: warning: the command sandbox is {why}; every command needs approval{}",
+            "knack: warning: the command sandbox is weaker here ({why}); every command needs approval{}",
             if args.yolo || ctx.config.agent.yolo {
                 " (given by --yolo)"
             } else {
