@@ -515,7 +515,7 @@ fn a_scripted_review_consolidates_two_agent_skills_and_rollback_undoes_it() {
 }
 
 #[test]
-fn a_names_only_category_lists_its_most_used_skills_first() {
+fn the_most_used_skills_keep_their_descriptions_longest() {
     let env = Env::new();
     let names = [
         "alpha", "beta", "delta", "epsilon", "eta", "gamma", "theta", "zeta",
@@ -527,8 +527,8 @@ fn a_names_only_category_lists_its_most_used_skills_first() {
             &format!("Use when {name} {}", "x ".repeat(60)),
         );
     }
-    // A budget so small the category can only be names.
-    env.write("config.yaml", "skills:\n  index_budget_chars: 720\n");
+    // A budget with room for every name but only some descriptions.
+    env.write("config.yaml", "skills:\n  index_budget_chars: 850\n");
     let server = mock();
     for _ in 0..2 {
         server.enqueue(ScriptedReply::text("ok"));
@@ -539,29 +539,44 @@ fn a_names_only_category_lists_its_most_used_skills_first() {
     server.enqueue(ScriptedReply::text("ok"));
     success(run_cmd(&env, &server).args(["run", "--no-review", "hello"]));
     let requests = server.chat_requests();
-    let first_prompt = requests[0].messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let last_prompt = requests.last().unwrap().messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let prompt_of = |i: usize| {
+        requests[i].messages()[0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let described =
+        |prompt: &str, name: &str| prompt.contains(&format!("- {name}: Use when {name}"));
+    let bare = |prompt: &str, name: &str| prompt.contains(&format!("- {name}\n"));
+    let first = prompt_of(0);
+    let last = prompt_of(requests.len() - 1);
+    // Without uses, the category's first skills keep theirs.
     assert!(
-        first_prompt
-            .contains("ops [names only]: alpha, beta, delta, epsilon, eta, gamma, theta, zeta"),
-        "{first_prompt}"
+        described(&first, "alpha") && bare(&first, "zeta"),
+        "{first}"
     );
+    // The used ones keep theirs over every unused one, and every name stays.
     assert!(
-        last_prompt
-            .contains("ops [names only]: zeta, gamma, alpha, beta, delta, epsilon, eta, theta"),
-        "{last_prompt}"
+        described(&last, "zeta") && described(&last, "gamma"),
+        "{last}"
+    );
+    assert!(bare(&last, "theta"), "{last}");
+    for name in names {
+        assert!(
+            described(&last, name) || bare(&last, name),
+            "{name}: {last}"
+        );
+    }
+    assert!(
+        last.contains("listed skills are shown by name only"),
+        "{last}"
     );
     // `knack prompt show` prints what that session got.
     let shown = success(env.knack().args(["prompt", "show"]));
+    let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(
-        String::from_utf8_lossy(&shown.stdout)
-            .contains("ops [names only]: zeta, gamma, alpha, beta, delta, epsilon, eta, theta")
+        described(&shown, "zeta") && bare(&shown, "theta"),
+        "{shown}"
     );
     check_invariants(&requests).unwrap();
 }

@@ -20,6 +20,7 @@ mod real_world;
 mod run;
 mod sandbox;
 mod sandbox_attacks;
+mod scale;
 mod secrets;
 mod sessions;
 mod skill_secrets;

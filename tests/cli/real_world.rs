@@ -199,11 +199,13 @@ pub(super) fn write_dot_folder_collection(collection: &std::path::Path) {
 }
 
 #[test]
-fn dot_folder_collections_are_walked_when_named_and_reported_when_skipped() {
+fn dot_folder_collections_are_read_when_named_and_reported_when_skipped() {
     let env = Env::new();
-    // A collection that keeps its skills in dot-folders.
+    // A collection that keeps its skills in dot-folders (a Codex repository).
     let collection = env.home_path("codex-skills/skills");
     write_dot_folder_collection(&collection);
+    // The same layout inside the user root is not a collection anyone named.
+    write_dot_folder_collection(&env.home_path("skills/vendor"));
     env.write(
         "config.yaml",
         &format!(
@@ -220,15 +222,21 @@ fn dot_folder_collections_are_walked_when_named_and_reported_when_skipped() {
         .iter()
         .map(|s| s["qualified_id"].as_str().unwrap())
         .collect();
-    // The root that is itself a dot-folder is walked.
-    assert_eq!(ids, ["external-2:gh-fix-ci"], "{v}");
+    // Named, the collection is read through its dot-folders, each a root of
+    // its own in Codex's order; naming one of them again adds nothing.
+    assert_eq!(
+        ids,
+        ["external-2:gh-fix-ci", "external:skill-installer"],
+        "{v}"
+    );
     let out = success(env.knack().args(["skills", "doctor", "--json"]));
     let v = stdout_json(&out);
     let notices = v["notices"].to_string();
     assert!(
-        notices.contains(".system") && notices.contains("skills.external_dirs"),
+        notices.contains("vendor/.system") && notices.contains("skills.external_dirs"),
         "{v}"
     );
+    assert!(!notices.contains("codex-skills"), "{v}");
     let out = success(env.knack().args(["skills", "doctor"]));
     assert!(String::from_utf8_lossy(&out.stdout).contains("skipped the dot-folder"));
 }

@@ -337,6 +337,7 @@ fn every_built_in_tool_is_listed_and_callable() {
             "skills_list",
             "skill_view",
             "skill_manage",
+            "skills_search",
             "terminal",
             "read_file",
             "write_file",
@@ -373,4 +374,6 @@ fn every_built_in_tool_is_listed_and_callable() {
         std::fs::read_to_string(env.home_path("memories/USER.md")).unwrap(),
         "Likes terse answers.\n"
     );
+    let (code, v) = call(&env, "skills_search", &json!({"query": "anything"}));
+    assert_eq!((code, &v["results"]), (0, &json!([])), "{v:#}");
 }

@@ -208,6 +208,15 @@ pub fn effective_window(explicit: Option<u64>, model: &str) -> (usize, bool) {
     }
 }
 
+/// The window a session was given, else its model family's usual one;
+/// `None` when neither is known (no guess, unlike `effective_window`): the
+/// skills index then keeps its fixed budget.
+pub fn known_context_window(explicit: Option<u64>, model: &str) -> Option<u64> {
+    explicit
+        .filter(|w| *w > 0)
+        .or_else(|| known_window(model).map(|w| w as u64))
+}
+
 /// The usual context window of well-known model families, by name; the
 /// provider profile or the config wins over this.
 pub fn known_window(model: &str) -> Option<usize> {

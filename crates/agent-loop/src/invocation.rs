@@ -239,8 +239,15 @@ pub fn render_invocation(
     env: &EnvFile,
 ) -> String {
     let mut out = String::new();
+    // `$ARGUMENTS` in a slash-invoked skill is what the user wrote after it.
+    let arguments = match via {
+        InvocationVia::Slash => Some(invocation.text.as_str()),
+        InvocationVia::Preload => None,
+    };
     for skill in &invocation.skills {
-        out.push_str(&render_skill_block(skill, via, session_id, options, env));
+        out.push_str(&render_skill_block(
+            skill, via, session_id, options, env, arguments,
+        ));
         out.push('\n');
     }
     match via {
@@ -263,6 +270,7 @@ fn render_skill_block(
     session_id: &str,
     options: &PreprocessOptions,
     env: &EnvFile,
+    arguments: Option<&str>,
 ) -> String {
     let raw = std::fs::read_to_string(&skill.path)
         .unwrap_or_else(|e| format!("(the skill file could not be read: {e})"));
@@ -271,9 +279,12 @@ fn render_skill_block(
         .flatten()
         .map(|(_, offset)| skill_core::frontmatter::strip_bom(&raw)[offset..].to_owned())
         .unwrap_or_else(|| raw.clone());
+    let plugin_root = skill_core::preprocess::plugin_root(skill);
     let values = TemplateValues {
         skill_dir: Some(&skill.skill_dir),
         session_id: Some(session_id),
+        arguments,
+        plugin_root: plugin_root.as_deref(),
     };
     let mut body = preprocess(&body, &values, options);
     skill_core::injection::warn_if_suspicious(&skill.qualified_id(), &body);

@@ -352,7 +352,11 @@ pub struct SkillsConfig {
     pub template_vars: bool,
     pub inline_shell: bool,
     pub inline_shell_timeout: u64,
+    /// The skills index's budget in characters when the model's context
+    /// window is unknown.
     pub index_budget_chars: usize,
+    /// The skills index's budget as a share of the context window.
+    pub index_budget_share: f64,
     /// Most characters of one description the skills index shows.
     pub index_description_chars: usize,
     /// Tool calls since the last skill write that trigger a review; 0 disables it.
@@ -380,7 +384,8 @@ impl Default for SkillsConfig {
             inline_shell: false,
             inline_shell_timeout: 10,
             index_budget_chars: 12_000,
-            index_description_chars: 160,
+            index_budget_share: 0.02,
+            index_description_chars: 1_536,
             review_after_tool_calls: 5,
             stale_after_days: 60,
             guard_agent_writes: true,

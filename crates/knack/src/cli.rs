@@ -170,7 +170,7 @@ pub enum SkillsCommand {
     Trust(TrustArgs),
     /// Stop using the project skills of the repository holding PATH (default: here)
     Untrust(TrustArgs),
-    /// Search the hub's sources (official skills and taps) for skills
+    /// Search the hub's sources (official skills and taps) for skills, or the installed ones (--local)
     Search(HubSearchArgs),
     /// List the skills the hub's sources offer, 20 per page
     Browse(HubBrowseArgs),
@@ -206,11 +206,18 @@ pub struct PublishArgs {
 
 #[derive(Debug, Args)]
 pub struct HubSearchArgs {
-    /// Words that must all appear in the name, description or tags
+    /// Words that must all appear in the name, description or tags (with --local: words
+    /// describing the task, ranked as the model's skills_search ranks them)
     pub query: String,
     /// all (default), official, taps, or a repository (github:o/r, git+URL, well-known:SITE)
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", conflicts_with = "local")]
     pub source: Option<String>,
+    /// Search the installed skills instead of the hub, as the model's skills_search does
+    #[arg(long)]
+    pub local: bool,
+    /// With --local: at most this many results (default 10, at most 50)
+    #[arg(long, value_name = "N", requires = "local")]
+    pub limit: Option<usize>,
     #[arg(long)]
     pub json: bool,
 }

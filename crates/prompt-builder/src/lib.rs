@@ -25,7 +25,7 @@ pub use memory::{
 };
 pub use prompt::{LayerKind, PromptLayer, SystemPrompt};
 pub use skills_index::{
-    IndexOptions, clear_index_cache, keep_index, kept_index, render_skills_index,
+    IndexCoverage, IndexOptions, clear_index_cache, keep_index, kept_index, render_skills_index,
 };
 
 use skill_core::SkillSet;

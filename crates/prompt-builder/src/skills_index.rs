@@ -1,16 +1,18 @@
-//! Layer 7: the skills index, a budgeted list of the visible skills grouped by
-//! category, cached in-process by everything that can change its bytes.
+//! Layer 7: the skills index, the visible skills grouped by category within a
+//! budget sized to the model's context window, cached by everything that can change its bytes.
 //!
 //! Layout decisions: skills without a category come first, under
 //! `(no category)`, matching the (category, name) order of `skills_list`.
-//! Each description is shown up to a per-skill cap, its trigger sentence
+//! The budget is a share of the context window (`skills.index_budget_share`;
+//! `skills.index_budget_chars` when the window is unknown). Every skill keeps
+//! its name; descriptions are shown up to a per-skill cap, the trigger clause
 //! ("Use when …") preferred over opening boilerplate. Over budget, every
-//! description is first shortened by the same amount, so no category or root
-//! pays for the others; below a floor, whole categories fall back to a
-//! names-only line, largest first (ties by category name), its most used
-//! skills named first (the usage records, read once when the session
-//! starts, so the prompt stays frozen); if that is not enough, trailing
-//! categories are left out. Either way a closing line points to `skills_list`.
+//! description is first shortened by the same amount, so no category or
+//! root pays for the others; below a floor, the least used skills (usage
+//! records read once when the session starts, so the prompt stays frozen)
+//! lose their descriptions first, then their lines, each category's first
+//! skills kept longest. The list is never empty, and closing lines say how
+//! many skills are not shown and how to find them.
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
@@ -35,34 +37,20 @@ skill_manage(action=\"patch\") before you finish.";
 const AMBIGUOUS_NOTE: &str = "\
 A name followed by an id in brackets is shared by several skills; load such a \
 skill by its id.";
+const INSTRUCTION_SEARCH: &str = "\
+When no skill below fits, search every installed skill with skills_search(query) before improvising.";
+/// The search tool, named when the session has it.
+const SEARCH_TOOL: &str = "skills_search";
 const UNCATEGORIZED: &str = "(no category)";
-const NAMES_ONLY: &str = "[names only]";
 /// Category descriptions are cut to this many characters.
 const CATEGORY_DESCRIPTION_CHARS: usize = 100;
 /// Descriptions are not shortened below this to fit the budget: shorter
 /// than this they stop telling the model when to load the skill, and a
-/// names-only category is the more honest shortening.
+/// name alone is the more honest shortening.
 const MIN_DESCRIPTION_CHARS: usize = 40;
-/// Phrases that open a description's trigger: the part that tells the model
-/// when to load the skill. Matched at a word start, ignoring case.
-const TRIGGER_PHRASES: &[&str] = &[
-    "use when",
-    "use this when",
-    "use this skill when",
-    "use it when",
-    "use for",
-    "use this for",
-    "use this skill for",
-    "use proactively",
-    "this skill should be used when",
-    "should be used when",
-    "invoke when",
-    "trigger when",
-    "triggers when",
-    "triggers on",
-    "when the user",
-    "when you need",
-];
+/// Characters per token when a share of the context window becomes a budget
+/// in characters (the same rough rate the context estimate uses).
+const CHARS_PER_TOKEN: f64 = 4.0;
 /// Rendered blocks kept in memory; one per distinct key.
 const CACHE_SLOTS: usize = 32;
 /// The folder under `$KNACK_HOME/cache` holding rendered blocks, and how
@@ -70,7 +58,7 @@ const CACHE_SLOTS: usize = 32;
 const DISK_CACHE_DIR: &str = "skills-index";
 const DISK_CACHE_FILES: usize = 16;
 /// Bumped whenever rendering changes, so older blocks on disk are not reused.
-const RENDER_VERSION: u32 = 3;
+const RENDER_VERSION: u32 = 4;
 
 /// What the index depends on besides the skill set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +67,8 @@ pub struct IndexOptions {
     pub toolsets: Vec<String>,
     pub platform: Platform,
     pub disabled: Vec<String>,
+    /// The most characters the block may take: a share of the context
+    /// window when it is known (`with_context_window`), else the fixed floor.
     pub budget_chars: usize,
     /// Most characters of one description shown.
     pub description_chars: usize,
@@ -102,6 +92,19 @@ impl IndexOptions {
             disk_cache: Some(inputs.home.cache_dir().join(DISK_CACHE_DIR)),
             uses: BTreeMap::new(),
         }
+    }
+
+    /// These options sized to a context window of `window` tokens: the
+    /// budget becomes `share` of it (in characters); `None` keeps the fixed
+    /// budget for windows nobody knows.
+    pub fn with_context_window(mut self, window: Option<u64>, share: f64) -> Self {
+        if let Some(window) = window.filter(|w| *w > 0)
+            && share.is_finite()
+            && share > 0.0
+        {
+            self.budget_chars = (window as f64 * share.min(1.0) * CHARS_PER_TOKEN) as usize;
+        }
+        self
     }
 
     /// These options with the skills' use counts (qualified id to uses).
@@ -274,6 +277,11 @@ fn cache_key(skills: &SkillSet, options: &IndexOptions) -> CacheKey {
         field(&skill.name);
         field(&skill.description);
         field(skill.category.as_deref().unwrap_or("\u{0}"));
+        field(if skill.frontmatter.model_invocable() {
+            ""
+        } else {
+            "manual"
+        });
         field(match gate {
             None => "",
             Some(skill_core::Gate::Platform) => "platform",
@@ -329,54 +337,6 @@ fn passes_conditions(skill: &Skill, options: &IndexOptions) -> bool {
     let requirements_met =
         c.requires_toolsets.iter().all(has_set) && c.requires_tools.iter().all(has_tool);
     fallback_needed && requirements_met
-}
-
-/// One category as it can be rendered in full or names-only.
-struct Group<'a> {
-    label: String,
-    /// The category's own description line, if any.
-    description: Option<String>,
-    members: Vec<&'a Skill>,
-    /// Each member's name as shown, decided once for both renderings.
-    names: Vec<String>,
-    /// The characters of the heading line, counted once.
-    head_chars: usize,
-    names_only: String,
-}
-
-impl Group<'_> {
-    /// The category with every member's description shown up to `cap`.
-    fn full(&self, cap: usize) -> String {
-        let mut full = match &self.description {
-            Some(d) => format!("{}: {d}", self.label),
-            None => format!("{}:", self.label),
-        };
-        for (skill, name) in self.members.iter().zip(&self.names) {
-            let description = index_description(&skill.description, cap);
-            full.push_str("\n- ");
-            full.push_str(name);
-            if !description.is_empty() {
-                full.push_str(": ");
-                full.push_str(&description);
-            }
-        }
-        full
-    }
-
-    /// The length in characters of `full(cap)`, counted without building
-    /// it: most groups of a large tree end up names-only or left out.
-    fn full_chars(&self, cap: usize) -> usize {
-        self.head_chars
-            + self
-                .members
-                .iter()
-                .zip(&self.names)
-                .map(|(skill, name)| {
-                    let d = index_description_chars(&skill.description, cap);
-                    3 + name.chars().count() + if d > 0 { 2 + d } else { 0 }
-                })
-                .sum::<usize>()
-    }
 }
 
 /// The name as shown: ambiguous names carry their qualified id.
@@ -458,26 +418,10 @@ fn index_description_chars(text: &str, cap: usize) -> usize {
 }
 
 /// Where the trigger of a one-line description starts, when it does not
-/// start the description already: the first trigger phrase at a word start.
+/// start the description already (skill-core's one recogniser decides).
 fn trigger_start(flat: &str) -> Option<usize> {
-    let lower = flat.to_ascii_lowercase();
-    let mut best: Option<usize> = None;
-    for phrase in TRIGGER_PHRASES {
-        let mut from = 0;
-        while let Some(found) = lower[from..].find(phrase) {
-            let at = from + found;
-            let word_start = at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphanumeric();
-            let end = at + phrase.len();
-            let word_end = end == lower.len() || !lower.as_bytes()[end].is_ascii_alphanumeric();
-            if word_start && word_end {
-                best = Some(best.map_or(at, |b: usize| b.min(at)));
-                break;
-            }
-            from = at + phrase.len();
-        }
-    }
     // At the very start the description is a trigger already.
-    best.filter(|&at| at > 0)
+    skill_core::trigger::trigger_start(flat).filter(|&at| at > 0)
 }
 
 /// The first sentence of `before` (the text ahead of the trigger), if it
@@ -523,11 +467,121 @@ fn cut_at_word(text: &str, cap: usize) -> String {
     format!("{kept}...")
 }
 
-/// The groups to show, and whether any shown name is ambiguous.
-fn groups<'a>(skills: &'a SkillSet, options: &IndexOptions) -> (Vec<Group<'a>>, bool) {
+/// One skill as the index may show it.
+struct Entry<'a> {
+    skill: &'a Skill,
+    /// The name as shown, decided once.
+    name: String,
+    /// Index into the groups.
+    group: usize,
+    /// Where the skill stands in the order of who keeps what longest
+    /// (0 keeps its description and its line the longest).
+    rank: usize,
+    /// Characters of `- name`.
+    line_chars: usize,
+}
+
+/// A category heading.
+struct GroupHead {
+    line: String,
+    chars: usize,
+}
+
+/// How much of the index is shown: every description at most `cap`
+/// characters; the `bare` lowest-ranked skills without one; the `hidden`
+/// lowest-ranked not listed at all (`hidden <= bare`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Plan {
+    cap: usize,
+    bare: usize,
+    hidden: usize,
+}
+
+/// What the rendered block shows, for the notes of `prompt show` and
+/// `skills doctor`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexCoverage {
+    /// Skills the model may be offered.
+    pub total: usize,
+    /// Skills listed by name.
+    pub listed: usize,
+    /// Listed skills shown without their description.
+    pub without_description: usize,
+}
+
+impl IndexCoverage {
+    /// Whether every skill is listed with a description.
+    pub fn is_complete(&self) -> bool {
+        self.listed == self.total && self.without_description == 0
+    }
+
+    /// Reads the coverage back from a block this module rendered (a block
+    /// kept on disk carries no other record); `None` for an empty block.
+    pub fn of_block(block: &str) -> Option<Self> {
+        let start = block.find(OPEN_TAG)? + OPEN_TAG.len();
+        let end = block.find(CLOSE_TAG)?;
+        let listed = block
+            .get(start..end)?
+            .lines()
+            .filter(|l| l.starts_with("- "))
+            .count();
+        // "{hidden} of {total} skills are not listed here"
+        let total = match block.find(HIDDEN_MARKER) {
+            Some(at) => block[..at].split_whitespace().next_back()?.parse().ok()?,
+            None => listed,
+        };
+        // "{bare} listed skill(s) ... by name only"
+        let without_description = block
+            .find(BARE_MARKER)
+            .and_then(|at| block[..at].split_whitespace().last()?.parse().ok())
+            .unwrap_or(0);
+        Some(Self {
+            total,
+            listed,
+            without_description,
+        })
+    }
+
+    /// One sentence for people, or `None` when nothing was left out.
+    pub fn notice(&self) -> Option<String> {
+        if self.is_complete() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if self.listed < self.total {
+            parts.push(format!(
+                "{} of {} skills are not listed in the model's skills index",
+                self.total - self.listed,
+                self.total
+            ));
+        }
+        if self.without_description > 0 {
+            parts.push(format!(
+                "{} are listed without a description",
+                self.without_description
+            ));
+        }
+        Some(format!(
+            "{}; the model finds the rest with skills_search (raise skills.index_budget_share or the model's context_window to list more)",
+            parts.join(" and ")
+        ))
+    }
+}
+
+const OPEN_TAG: &str = "<available_skills>";
+const CLOSE_TAG: &str = "</available_skills>";
+/// Words of the closing notes that `IndexCoverage::of_block` reads back.
+const HIDDEN_MARKER: &str = " skills are not listed here";
+const BARE_MARKER: &str = " listed skill";
+
+/// The entries to show, their groups, and whether any shown name is ambiguous.
+fn entries<'a>(
+    skills: &'a SkillSet,
+    options: &IndexOptions,
+) -> (Vec<Entry<'a>>, Vec<GroupHead>, bool) {
     let mut by_category: BTreeMap<Option<&str>, Vec<&Skill>> = BTreeMap::new();
     for skill in skills.visible() {
-        if passes_conditions(skill, options) {
+        if passes_conditions(skill, options) && skill.frontmatter.model_invocable() {
             by_category
                 .entry(skill.category.as_deref())
                 .or_default()
@@ -538,152 +592,141 @@ fn groups<'a>(skills: &'a SkillSet, options: &IndexOptions) -> (Vec<Group<'a>>, 
     // One hash lookup per skill instead of a walk down the ordered set.
     let ambiguous: std::collections::HashSet<&str> =
         skills.ambiguous_names.iter().map(String::as_str).collect();
-    let groups = by_category
-        .into_iter()
-        .map(|(category, members)| {
-            let label = category.unwrap_or(UNCATEGORIZED).to_owned();
-            let description = category
-                .and_then(|c| skills.category_description(c))
-                .map(|d| index_line(d, CATEGORY_DESCRIPTION_CHARS))
-                .filter(|d| !d.is_empty());
-            // Each name is decided once and used in both renderings.
-            let names: Vec<String> = members
-                .iter()
-                .map(|s| {
-                    let shared = ambiguous.contains(s.name.as_str());
-                    any_ambiguous |= shared;
-                    shown_name(s, shared)
-                })
-                .collect();
-            let head_chars =
-                label.chars().count() + description.as_ref().map_or(1, |d| 2 + d.chars().count());
-            let names_only = format!(
-                "{label} {NAMES_ONLY}: {}",
-                most_used_first(&members, &names, &options.uses).join(", ")
-            );
-            Group {
-                label,
-                description,
-                members,
-                names,
-                head_chars,
-                names_only,
-            }
-        })
-        .collect();
-    (groups, any_ambiguous)
-}
-
-/// The shown names of a category, the most used skills first; equal counts
-/// keep their (name) order.
-fn most_used_first<'a>(
-    members: &[&Skill],
-    names: &'a [String],
-    uses: &BTreeMap<String, u64>,
-) -> Vec<&'a str> {
-    let mut order: Vec<(u64, usize)> = members
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let n = if uses.is_empty() {
+    let mut heads = Vec::with_capacity(by_category.len());
+    let mut entries = Vec::new();
+    // (uses, place in its category, category): who keeps what longest.
+    let mut order: Vec<(u64, usize, usize)> = Vec::new();
+    for (g, (category, members)) in by_category.into_iter().enumerate() {
+        let label = category.unwrap_or(UNCATEGORIZED);
+        let description = category
+            .and_then(|c| skills.category_description(c))
+            .map(|d| index_line(d, CATEGORY_DESCRIPTION_CHARS))
+            .filter(|d| !d.is_empty());
+        let line = match description {
+            Some(d) => format!("{label}: {d}"),
+            None => format!("{label}:"),
+        };
+        heads.push(GroupHead {
+            chars: line.chars().count(),
+            line,
+        });
+        for (place, skill) in members.into_iter().enumerate() {
+            let shared = ambiguous.contains(skill.name.as_str());
+            any_ambiguous |= shared;
+            let name = shown_name(skill, shared);
+            let uses = if options.uses.is_empty() {
                 0
             } else {
-                uses.get(&s.qualified_id()).copied().unwrap_or(0)
+                options
+                    .uses
+                    .get(&skill.qualified_id())
+                    .copied()
+                    .unwrap_or(0)
             };
-            (n, i)
-        })
-        .collect();
-    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    order.into_iter().map(|(_, i)| names[i].as_str()).collect()
+            order.push((uses, place, g));
+            entries.push(Entry {
+                skill,
+                line_chars: 2 + name.chars().count(),
+                name,
+                group: g,
+                rank: 0,
+            });
+        }
+    }
+    // Most used first; then each category's first skills before any
+    // category's later ones, so no category loses everything first.
+    let mut by_rank: Vec<usize> = (0..entries.len()).collect();
+    by_rank.sort_by(|&a, &b| {
+        order[b]
+            .0
+            .cmp(&order[a].0)
+            .then(order[a].1.cmp(&order[b].1))
+            .then(order[a].2.cmp(&order[b].2))
+    });
+    for (rank, &e) in by_rank.iter().enumerate() {
+        entries[e].rank = rank;
+    }
+    (entries, heads, any_ambiguous)
 }
 
 fn render(skills: &SkillSet, options: &IndexOptions) -> String {
-    let (groups, any_ambiguous) = groups(skills, options);
-    if groups.is_empty() {
+    let (entries, heads, any_ambiguous) = entries(skills, options);
+    if entries.is_empty() {
         return String::new();
     }
+    let has_search = options.tools.iter().any(|t| t == SEARCH_TOOL);
     let mut intro = format!("{HEADER}\n{INSTRUCTION_LOAD}");
     if options.tools.iter().any(|t| t == "skill_manage") {
         intro.push(' ');
         intro.push_str(INSTRUCTION_PATCH);
     }
+    if has_search {
+        intro.push(' ');
+        intro.push_str(INSTRUCTION_SEARCH);
+    }
     if any_ambiguous {
         intro.push('\n');
         intro.push_str(AMBIGUOUS_NOTE);
     }
-
-    let n = groups.len();
-    let mut compact = vec![false; n];
-    let mut shown = n;
-    let hidden_note = |left_out: usize| {
-        format!(
-            "\n\n{left_out} more categories are not listed here to keep this prompt short; call skills_list to see every skill."
-        )
-    };
-    const NAMES_ONLY_NOTE: &str = "\n\nCategories marked [names only] are shortened to fit; call skills_list (optionally with a category) to read their descriptions.";
-    let assemble = |compact: &[bool], shown: usize, cap: usize| -> String {
-        let body: Vec<std::borrow::Cow<'_, str>> = groups[..shown]
-            .iter()
-            .zip(compact)
-            .map(|(g, &c)| {
-                if c {
-                    std::borrow::Cow::Borrowed(g.names_only.as_str())
-                } else {
-                    std::borrow::Cow::Owned(g.full(cap))
-                }
-            })
-            .collect();
-        let mut out = format!(
-            "{intro}\n\n<available_skills>\n{}\n</available_skills>",
-            body.join("\n")
-        );
-        if shown < n {
-            out.push_str(&hidden_note(n - shown));
-        } else if compact.iter().any(|&c| c) {
-            out.push_str(NAMES_ONLY_NOTE);
+    let n = entries.len();
+    let tail = |plan: &Plan| -> String {
+        let mut out = String::new();
+        if plan.hidden > 0 {
+            let find = if has_search {
+                "find them with skills_search(query), or browse with skills_list(category)"
+            } else {
+                "browse them with skills_list(category)"
+            };
+            out.push_str(&format!(
+                "\n\n{} of {n}{HIDDEN_MARKER} to keep this prompt short; {find}.",
+                plan.hidden
+            ));
+        }
+        let bare = plan.bare - plan.hidden;
+        if bare > 0 {
+            let (noun, verb) = if bare == 1 { ("", "is") } else { ("s", "are") };
+            out.push_str(&format!(
+                "\n\n{bare}{BARE_MARKER}{noun} {verb} shown by name only to fit; skills_list(category) shows every description."
+            ));
         }
         out
     };
-
-    // Sizes are counted, not re-rendered, while choosing what to shorten:
-    // the block is assembled once, at the end.
-    let names_len: Vec<usize> = groups
-        .iter()
-        .map(|g| g.names_only.chars().count())
-        .collect();
-    let frame =
-        intro.chars().count() + "\n\n<available_skills>\n".len() + "\n</available_skills>".len();
-    let size = |body: usize, shown: usize, any_compact: bool| -> usize {
-        let tail = if shown < n {
-            hidden_note(n - shown).chars().count()
-        } else if any_compact {
-            NAMES_ONLY_NOTE.chars().count()
-        } else {
-            0
-        };
-        frame + body + shown.saturating_sub(1) + tail
+    let frame = intro.chars().count() + 2 + OPEN_TAG.len() + 1 + 1 + CLOSE_TAG.len();
+    // The size of the block under `plan`, counted without building it.
+    let size = |plan: &Plan| -> usize {
+        let mut groups_shown = vec![false; heads.len()];
+        let mut body = 0usize;
+        let mut lines = 0usize;
+        for e in &entries {
+            if e.rank >= n - plan.hidden {
+                continue;
+            }
+            groups_shown[e.group] = true;
+            body += e.line_chars;
+            lines += 1;
+            if e.rank < n - plan.bare {
+                let d = index_description_chars(&e.skill.description, plan.cap);
+                if d > 0 {
+                    body += 2 + d;
+                }
+            }
+        }
+        for (head, shown) in heads.iter().zip(&groups_shown) {
+            if *shown {
+                body += head.chars;
+                lines += 1;
+            }
+        }
+        frame + body + lines.saturating_sub(1) + tail(plan).chars().count()
     };
-    let fits = |body: usize, shown: usize, any_compact: bool| {
-        size(body, shown, any_compact) <= options.budget_chars
-    };
-    // The body with every group not in `compact` shown at `cap`.
-    let body_at = |cap: usize, compact: &[bool]| -> usize {
-        groups
-            .iter()
-            .zip(compact)
-            .enumerate()
-            .map(|(i, (g, &c))| if c { names_len[i] } else { g.full_chars(cap) })
-            .sum()
-    };
-    // The largest cap in `floor..=top` at which the groups not in `compact`
-    // fit, given that they fit at `floor`: every description is shortened
-    // alike, so the budget is spent evenly across categories and roots.
-    let widest_cap = |floor: usize, top: usize, compact: &[bool]| -> usize {
-        let any_compact = compact.iter().any(|&c| c);
-        let (mut lo, mut hi) = (floor, top);
+    let budget = options.budget_chars;
+    let fits = |plan: &Plan| size(plan) <= budget;
+    // The largest value in `lo..=hi` for which `ok` holds, given it holds at `lo`.
+    let largest = |lo: usize, hi: usize, ok: &dyn Fn(usize) -> bool| -> usize {
+        let (mut lo, mut hi) = (lo, hi);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
-            if fits(body_at(mid, compact), n, any_compact) {
+            if ok(mid) {
                 lo = mid;
             } else {
                 hi = mid - 1;
@@ -691,46 +734,75 @@ fn render(skills: &SkillSet, options: &IndexOptions) -> String {
         }
         lo
     };
+    // The smallest value in `lo..=hi` for which `ok` holds, given it holds at `hi`.
+    let smallest = |lo: usize, hi: usize, ok: &dyn Fn(usize) -> bool| -> usize {
+        let (mut lo, mut hi) = (lo, hi);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if ok(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        hi
+    };
     let top = options.description_chars;
-    if fits(body_at(top, &compact), n, false) {
-        return assemble(&compact, shown, top);
-    }
     let floor = MIN_DESCRIPTION_CHARS.min(top);
-    if fits(body_at(floor, &compact), n, false) {
-        let cap = widest_cap(floor, top, &compact);
-        return assemble(&compact, shown, cap);
-    }
-    // Even at the floor it is too long: largest categories give up their
-    // descriptions first; ties by name.
-    let full_len: Vec<usize> = groups.iter().map(|g| g.full_chars(floor)).collect();
-    let mut body: usize = full_len.iter().sum();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| {
-        full_len[b]
-            .cmp(&full_len[a])
-            .then_with(|| groups[a].label.cmp(&groups[b].label))
-    });
-    for i in order {
-        compact[i] = true;
-        body = body - full_len[i] + names_len[i];
-        if fits(body, n, true) {
-            // What the names-only groups freed goes to the rest, evenly.
-            let cap = widest_cap(floor, top, &compact);
-            return assemble(&compact, shown, cap);
+    let plan = |cap, bare, hidden| Plan { cap, bare, hidden };
+    let chosen = if fits(&plan(top, 0, 0)) {
+        plan(top, 0, 0)
+    } else if fits(&plan(floor, 0, 0)) {
+        // Every skill keeps a description; all are shortened alike.
+        let cap = largest(floor, top, &|c| fits(&plan(c, 0, 0)));
+        plan(cap, 0, 0)
+    } else if fits(&plan(floor, n, 0)) {
+        // The least used give up their descriptions first; what that frees
+        // goes to the rest, evenly.
+        let bare = smallest(0, n, &|b| fits(&plan(floor, b, 0)));
+        let cap = largest(floor, top, &|c| fits(&plan(c, bare, 0)));
+        plan(cap, bare, 0)
+    } else {
+        // Names only, and still too long: the least used are left out, but
+        // the list is never empty.
+        let hidden = smallest(0, n - 1, &|h| h == n - 1 || fits(&plan(floor, n, h)));
+        plan(floor, n, hidden)
+    };
+    assemble(&intro, &entries, &heads, &chosen, &tail(&chosen))
+}
+
+fn assemble(
+    intro: &str,
+    entries: &[Entry<'_>],
+    heads: &[GroupHead],
+    plan: &Plan,
+    tail: &str,
+) -> String {
+    let n = entries.len();
+    let mut body = String::new();
+    let mut current: Option<usize> = None;
+    for e in entries {
+        if e.rank >= n - plan.hidden {
+            continue;
+        }
+        if current != Some(e.group) {
+            if !body.is_empty() {
+                body.push('\n');
+            }
+            body.push_str(&heads[e.group].line);
+            current = Some(e.group);
+        }
+        body.push_str("\n- ");
+        body.push_str(&e.name);
+        if e.rank < n - plan.bare {
+            let description = index_description(&e.skill.description, plan.cap);
+            if !description.is_empty() {
+                body.push_str(": ");
+                body.push_str(&description);
+            }
         }
     }
-    while shown > 0 {
-        shown -= 1;
-        body -= if compact[shown] {
-            names_len[shown]
-        } else {
-            full_len[shown]
-        };
-        if fits(body, shown, true) {
-            break;
-        }
-    }
-    assemble(&compact, shown, floor)
+    format!("{intro}\n\n{OPEN_TAG}\n{body}\n{CLOSE_TAG}{tail}")
 }
 
 #[cfg(test)]

@@ -121,6 +121,72 @@ pub fn skill_listing<'a>(set: &'a SkillSet, category: Option<&str>) -> SkillList
     }
 }
 
+/// One page of `skills_list` as the model calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListPage<'q> {
+    pub category: Option<&'q str>,
+    pub offset: usize,
+    pub limit: usize,
+    /// The most characters the page's JSON may take (the tool-output cap):
+    /// rows past it go to the next page.
+    pub max_chars: usize,
+}
+
+/// Rows of one page unless the caller asks for another number.
+pub const DEFAULT_PAGE_ROWS: usize = 100;
+
+/// `skills_list {category?, offset?, limit?}` for the model: the skills it may
+/// be offered (manual-only ones left out), one page at a time. `count` is
+/// every matching skill; `next_offset` is there while more remain. The page
+/// never outgrows `max_chars`, but always holds at least one row.
+pub fn skills_list_page(set: &SkillSet, page: &ListPage<'_>) -> Value {
+    let mut listing = skill_listing(set, page.category);
+    let manual: std::collections::HashSet<QualifiedId<'_>> = set
+        .skills
+        .iter()
+        .filter(|s| !s.frontmatter.model_invocable())
+        .map(Skill::qualified)
+        .collect();
+    if !manual.is_empty() {
+        listing
+            .skills
+            .retain(|row| !manual.contains(&row.qualified_id));
+    }
+    listing.count = listing.skills.len();
+    let total = listing.count;
+    let offset = page.offset.min(total);
+    let limit = page.limit.max(1);
+    // The frame's own characters: the fixed keys and the categories.
+    let frame = serde_json::to_string(&SkillListing {
+        skills: Vec::new(),
+        ..listing.clone()
+    })
+    .map_or(0, |t| t.len())
+        + 64;
+    let mut used = frame;
+    let mut rows = Vec::new();
+    for row in listing.skills.iter().skip(offset).take(limit) {
+        let chars = serde_json::to_string(row).map_or(0, |t| t.len()) + 1;
+        if !rows.is_empty() && used + chars > page.max_chars {
+            break;
+        }
+        used += chars;
+        rows.push(row.clone());
+    }
+    let next = offset + rows.len();
+    listing.skills = rows;
+    let mut value = serde_json::to_value(&listing)
+        .unwrap_or_else(|e| Value::Object(failure(format!("cannot render the skill list: {e}"))));
+    if next < total {
+        value["next_offset"] = json!(next);
+        value["hint"] = json!(format!(
+            "{} more skills: call skills_list again with offset {next}, or search with skills_search(query). Load a skill with skill_view(name).",
+            total - next
+        ));
+    }
+    value
+}
+
 /// `skills_list(category?)`.
 pub fn skills_list(set: &SkillSet, category: Option<&str>) -> Value {
     serde_json::to_value(skill_listing(set, category))
@@ -238,9 +304,12 @@ fn view_main(
         })
     })?;
     let raw = crate::frontmatter::strip_bom(&raw);
+    let plugin_root = crate::preprocess::plugin_root(skill);
     let values = TemplateValues {
         skill_dir: Some(&skill.skill_dir),
         session_id: ctx.session_id,
+        arguments: None,
+        plugin_root: plugin_root.as_deref(),
     };
     let mut content = preprocess(raw, &values, &ctx.preprocess);
     crate::injection::warn_if_suspicious(&skill.qualified_id(), &content);
@@ -269,9 +338,29 @@ fn view_main(
     if linked.omitted > 0 {
         map.insert("linked_files_omitted".into(), json!(linked.omitted));
     }
+    let fm = &skill.frontmatter;
+    let missing_commands = crate::setup::missing_commands(&fm.required_commands);
+    // Fields other runtimes define, shown so the model and people see them;
+    // each only when the skill sets it.
+    if let Some(short) = &fm.short_description {
+        map.insert("short_description".into(), json!(short));
+    }
+    for (key, list) in [
+        ("allowed_tools", &fm.allowed_tools),
+        ("requires_mcp", &fm.requires_mcp),
+        ("dependencies", &fm.dependencies),
+        ("required_commands", &fm.required_commands),
+    ] {
+        if !list.is_empty() {
+            map.insert(key.into(), json!(list));
+        }
+    }
+    if !missing_commands.is_empty() {
+        map.insert("missing_commands".into(), json!(missing_commands));
+    }
     map.insert(
         "readiness_status".into(),
-        json!(if missing.is_empty() {
+        json!(if missing.is_empty() && missing_commands.is_empty() {
             "available"
         } else {
             "setup_needed"

@@ -57,11 +57,69 @@ pub struct Frontmatter {
     pub conditions: Conditions,
     /// Who created the skill (`user`, `agent`, `hub`, `bundled`), when recorded.
     pub created_by: Option<String>,
+    /// Claude Code's `disable-model-invocation: true`: only the user may
+    /// invoke the skill (`/name`); the model's index and tools leave it out.
+    pub disable_model_invocation: bool,
+    /// `user-invocable: false`: the slash palette leaves the skill out.
+    pub user_hidden: bool,
+    /// `allowed-tools`: the tools the model may call while this skill
+    /// drives the turn (empty: no narrowing).
+    pub allowed_tools: Vec<String>,
+    /// `requires.mcp`: MCP servers the skill expects to be configured.
+    pub requires_mcp: Vec<String>,
+    /// `dependencies`: packages or tools the skill relies on, as written.
+    pub dependencies: Vec<String>,
+    /// Commands that must be on PATH (`prerequisites.commands`).
+    pub required_commands: Vec<String>,
+    /// Codex's `metadata.short-description`.
+    pub short_description: Option<String>,
     /// The raw `metadata` map; only read while parsing, so never stored in
     /// the discovery snapshot (which also cannot hold untyped values).
     #[serde(skip)]
     pub metadata: Option<Value>,
 }
+
+impl Frontmatter {
+    /// Whether the model may be offered the skill (index, search, list, view).
+    pub fn model_invocable(&self) -> bool {
+        !self.disable_model_invocation
+    }
+
+    /// Whether the slash palette offers the skill.
+    pub fn user_invocable(&self) -> bool {
+        !self.user_hidden
+    }
+}
+
+/// Top-level frontmatter keys knack reads (in some spelling); any other key
+/// draws a validation note. Claude Code's `argument-hint`, `model`, `context`
+/// and `when_to_use` are read by no part of knack and are noted too.
+pub const KNOWN_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "version",
+    "author",
+    "license",
+    "compatibility",
+    "platforms",
+    "tags",
+    "related_skills",
+    "category",
+    "required_environment_variables",
+    "setup",
+    "requires_toolsets",
+    "fallback_for_toolsets",
+    "requires_tools",
+    "fallback_for_tools",
+    "created_by",
+    "metadata",
+    "disable-model-invocation",
+    "user-invocable",
+    "allowed-tools",
+    "requires",
+    "dependencies",
+    "prerequisites",
+];
 
 /// The result of splitting and parsing one SKILL.md text.
 #[derive(Debug, Clone, PartialEq)]
@@ -229,6 +287,18 @@ struct RawFrontmatter {
     fallback_for_tools: StringList,
     created_by: Option<Scalar>,
     metadata: Option<Value>,
+    /// Read as text, so `true` stays on the fast path; see `truthy`.
+    #[serde(rename = "disable-model-invocation")]
+    disable_model_invocation: Option<Scalar>,
+    #[serde(rename = "user-invocable")]
+    user_invocable: Option<Scalar>,
+    #[serde(rename = "allowed-tools")]
+    allowed_tools: Option<Value>,
+    /// `requires: {mcp: [...]}` (and whatever else a collection puts there).
+    requires: Option<Value>,
+    dependencies: Option<Value>,
+    /// Hermes' `prerequisites: {env_vars: [...], commands: [...]}`.
+    prerequisites: Option<Value>,
 }
 
 impl RawFrontmatter {
@@ -248,6 +318,13 @@ impl RawFrontmatter {
             .and_then(scalar_text)
             .map(|h| h.trim().to_owned())
             .filter(|h| !h.is_empty());
+        let prerequisites = self
+            .prerequisites
+            .as_ref()
+            .and_then(|p| p.get("env_vars"))
+            .cloned()
+            .map(EnvList::from_value)
+            .unwrap_or_default();
         let mut out: Vec<EnvRequirement> = Vec::new();
         let mut lints = Vec::new();
         for mut req in self
@@ -256,6 +333,7 @@ impl RawFrontmatter {
             .iter()
             .cloned()
             .chain(secrets.0)
+            .chain(prerequisites.0)
         {
             if !knack_config::is_env_name(&req.name) {
                 lints.push(crate::setup::bad_name_warning(&req.name));
@@ -317,6 +395,44 @@ impl RawFrontmatter {
             created_by: scoped("created_by")
                 .and_then(scalar_text)
                 .or_else(|| text(&self.created_by)),
+            disable_model_invocation: self
+                .disable_model_invocation
+                .as_ref()
+                .and_then(|v| truthy(&v.0))
+                .unwrap_or(false),
+            user_hidden: self.user_invocable.as_ref().and_then(|v| truthy(&v.0)) == Some(false),
+            allowed_tools: self
+                .allowed_tools
+                .as_ref()
+                .map(tool_list)
+                .unwrap_or_default(),
+            requires_mcp: self
+                .requires
+                .as_ref()
+                .and_then(|r| r.get("mcp"))
+                .map(|v| StringList::from_value(v).0)
+                .unwrap_or_default(),
+            dependencies: self
+                .dependencies
+                .as_ref()
+                .map(dependency_list)
+                .unwrap_or_default(),
+            required_commands: self
+                .prerequisites
+                .as_ref()
+                .and_then(|p| p.get("commands"))
+                .map(|v| StringList::from_value(v).0)
+                .unwrap_or_default(),
+            short_description: self
+                .metadata
+                .as_ref()
+                .and_then(|m| {
+                    m.get("short-description")
+                        .or_else(|| m.get("short_description"))
+                })
+                .and_then(scalar_text)
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty()),
             metadata: self.metadata,
         }
     }
@@ -328,6 +444,66 @@ fn scalar_text(value: &Value) -> Option<String> {
         Value::Bool(b) => Some(b.to_string()),
         Value::Number(n) => Some(n.to_string()),
         Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+/// `true`/`false` as written (`"true"`, `yes`, `no` too); anything else
+/// is no answer.
+fn truthy(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" => Some(true),
+        "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// `allowed-tools` as a list, or as one text separated by commas or spaces
+/// (`Read, Grep` and `Bash(git add:*) Read` both); spaces inside brackets
+/// belong to the entry.
+fn tool_list(value: &Value) -> Vec<String> {
+    let Value::String(text) = value else {
+        return StringList::from_value(value).0;
+    };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    let split_on_space = !text.contains(',');
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let separator = depth == 0 && (c == ',' || (split_on_space && c.is_whitespace()));
+        if separator {
+            let entry = current.trim();
+            if !entry.is_empty() {
+                out.push(entry.to_owned());
+            }
+            current.clear();
+        } else {
+            current.push(c);
+        }
+    }
+    let entry = current.trim();
+    if !entry.is_empty() {
+        out.push(entry.to_owned());
+    }
+    out
+}
+
+/// `dependencies` as a list of names, or a map of names to versions
+/// (`name version`).
+fn dependency_list(value: &Value) -> Vec<String> {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .map(|(name, version)| match scalar_text(version) {
+                Some(v) if !v.is_empty() => format!("{name} {v}"),
+                _ => name.clone(),
+            })
+            .collect(),
+        other => StringList::from_value(other).0,
     }
 }
 
@@ -704,6 +880,35 @@ mod tests {
                 p.lints
             );
         }
+    }
+
+    #[test]
+    fn claude_codex_and_hermes_fields_are_read_on_both_parser_paths() {
+        let yaml = "name: x\ndescription: d\ndisable-model-invocation: true\nuser-invocable: false\nallowed-tools: Read, Grep, Bash(git add:*)\nrequires:\n  mcp: [composio, github]\ndependencies: [pandas, \"python>=3.10\"]\nprerequisites:\n  env_vars: [NOTION_API_KEY]\n  commands: [jq, curl]\nmetadata:\n  short-description: Short one\n";
+        let fast = simple_yaml::parse(yaml).expect("in the fast path's subset");
+        let slow = parse_yaml_with_saphyr(yaml).unwrap();
+        assert_eq!(fast, slow);
+        let fm = fast.normalise();
+        assert!(fm.disable_model_invocation && !fm.model_invocable());
+        assert!(fm.user_hidden && !fm.user_invocable());
+        assert_eq!(fm.allowed_tools, ["Read", "Grep", "Bash(git add:*)"]);
+        assert_eq!(fm.requires_mcp, ["composio", "github"]);
+        assert_eq!(fm.dependencies, ["pandas", "python>=3.10"]);
+        assert_eq!(fm.required_commands, ["jq", "curl"]);
+        assert_eq!(fm.short_description.as_deref(), Some("Short one"));
+        assert_eq!(env_names(&fm), vec![("NOTION_API_KEY", None)]);
+    }
+
+    #[test]
+    fn field_spellings_and_shapes_vary() {
+        let fm = parse("---\nname: x\ndisable-model-invocation: \"yes\"\nallowed-tools: Bash(git status) Read\ndependencies:\n  numpy: \"1.26\"\n  rich: null\n---\nb\n").frontmatter;
+        assert!(fm.disable_model_invocation);
+        assert!(fm.user_invocable());
+        assert_eq!(fm.allowed_tools, ["Bash(git status)", "Read"]);
+        assert_eq!(fm.dependencies, ["numpy 1.26", "rich"]);
+        let plain = parse("---\nname: x\n---\nb\n").frontmatter;
+        assert!(plain.model_invocable() && plain.user_invocable());
+        assert!(plain.allowed_tools.is_empty() && plain.short_description.is_none());
     }
 
     #[test]

@@ -15,19 +15,22 @@ pub mod manage;
 pub mod pins;
 pub mod preprocess;
 pub mod roots;
+pub mod search;
 pub mod setup;
 pub mod skill;
 pub mod skill_set;
 pub mod snapshot;
 pub mod stamp;
 pub mod tool_specs;
+pub mod trigger;
 pub mod validate;
 mod walk;
 pub mod watch;
 
 pub use cache::DiscoveryCache;
 pub use disclosure::{
-    ListedSkill, SkillListing, ViewContext, skill_listing, skill_view, skills_list,
+    ListPage, ListedSkill, SkillListing, ViewContext, skill_listing, skill_view, skills_list,
+    skills_list_page,
 };
 pub use discovery::{discover, doctor_report};
 pub use frontmatter::{Conditions, EnvRequirement, Frontmatter};

@@ -42,6 +42,29 @@ impl PreprocessOptions {
 pub struct TemplateValues<'a> {
     pub skill_dir: Option<&'a Path>,
     pub session_id: Option<&'a str>,
+    /// What the user wrote after `/name` (Claude Code's `$ARGUMENTS`).
+    pub arguments: Option<&'a str>,
+    /// The plugin folder of a plugin's skill (`${CLAUDE_PLUGIN_ROOT}`).
+    pub plugin_root: Option<&'a Path>,
+}
+
+/// The folder of the plugin a skill belongs to: its root, or the root's
+/// parent when the root is the plugin's `skills/` folder (Claude Code's
+/// layout). `None` for skills outside a plugin namespace.
+pub fn plugin_root(skill: &crate::skill::Skill) -> Option<std::path::PathBuf> {
+    if !matches!(skill.scope, crate::skill::Scope::Plugin(_)) {
+        return None;
+    }
+    let mut root = skill.skill_dir.clone();
+    for _ in skill.id.split('/') {
+        root.pop();
+    }
+    if root.file_name().is_some_and(|n| n == "skills")
+        && let Some(parent) = root.parent()
+    {
+        return Some(parent.to_path_buf());
+    }
+    Some(root)
 }
 
 pub fn preprocess(text: &str, values: &TemplateValues<'_>, options: &PreprocessOptions) -> String {
@@ -72,6 +95,14 @@ pub fn substitute_template_vars(text: &str, values: &TemplateValues<'_>) -> Stri
         for token in ["${KNACK_SESSION_ID}", "${HERMES_SESSION_ID}"] {
             out = out.replace(token, id);
         }
+    }
+    if let Some(root) = values.plugin_root {
+        out = out.replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy());
+    }
+    if let Some(arguments) = values.arguments {
+        out = out
+            .replace("${ARGUMENTS}", arguments)
+            .replace("$ARGUMENTS", arguments);
     }
     out
 }
@@ -146,6 +177,29 @@ fn cap_output(text: &str) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn claude_arguments_and_plugin_root_are_substituted_when_known() {
+        let v = TemplateValues {
+            skill_dir: Some(Path::new("/p/skills/x")),
+            arguments: Some("v2 to staging"),
+            plugin_root: Some(Path::new("/p")),
+            ..Default::default()
+        };
+        assert_eq!(
+            substitute_template_vars(
+                "ship $ARGUMENTS (${ARGUMENTS}) with ${CLAUDE_PLUGIN_ROOT}/bin and ${CLAUDE_SKILL_DIR}",
+                &v
+            ),
+            "ship v2 to staging (v2 to staging) with /p/bin and /p/skills/x"
+        );
+        // Unknown values leave the tokens as written.
+        let none = TemplateValues::default();
+        assert_eq!(
+            substitute_template_vars("$ARGUMENTS ${CLAUDE_PLUGIN_ROOT}", &none),
+            "$ARGUMENTS ${CLAUDE_PLUGIN_ROOT}"
+        );
+    }
+
     fn opts(shell: bool) -> PreprocessOptions {
         PreprocessOptions {
             template_vars: true,
@@ -161,6 +215,7 @@ mod tests {
         let v = TemplateValues {
             skill_dir: Some(Path::new("/s/x")),
             session_id: Some("abc"),
+            ..Default::default()
         };
         let out = substitute_template_vars(
             "${KNACK_SKILL_DIR} ${HERMES_SKILL_DIR} ${CLAUDE_SKILL_DIR} ${KNACK_SESSION_ID} ${HERMES_SESSION_ID} ${OTHER}",
@@ -189,6 +244,7 @@ mod tests {
         let v = TemplateValues {
             skill_dir: Some(dir.path()),
             session_id: None,
+            ..Default::default()
         };
         assert_eq!(preprocess("a !`echo hi` b", &v, &o), "a !`echo hi` b");
     }
@@ -200,6 +256,7 @@ mod tests {
         let v = TemplateValues {
             skill_dir: Some(dir.path()),
             session_id: None,
+            ..Default::default()
         };
         let out = preprocess("1 !`cat f.txt` 2 !`echo two` 3", &v, &opts(true));
         assert_eq!(out, "1 content 2 two 3");
@@ -211,6 +268,7 @@ mod tests {
         let v = TemplateValues {
             skill_dir: Some(dir.path()),
             session_id: None,
+            ..Default::default()
         };
         let failed = preprocess("!`exit 3`", &v, &opts(true));
         assert!(
@@ -236,6 +294,7 @@ mod tests {
         let v = TemplateValues {
             skill_dir: Some(dir.path()),
             session_id: None,
+            ..Default::default()
         };
         let o = PreprocessOptions {
             confinement: HelperConfinement::for_config(
@@ -256,6 +315,7 @@ mod tests {
         let v = TemplateValues {
             skill_dir: Some(dir.path()),
             session_id: None,
+            ..Default::default()
         };
         let out = preprocess("!`basename ${KNACK_SKILL_DIR}`", &v, &opts(true));
         assert_eq!(out, dir.path().file_name().unwrap().to_string_lossy());

@@ -112,10 +112,21 @@ impl DiscoveryOptions {
                 ));
                 continue;
             }
-            roots.push(SkillRoot {
-                path,
-                scope: Scope::External,
-            });
+            // A Codex skills repository keeps its skills in dot-folders the
+            // walk passes over; each becomes a root of its own, as the hub
+            // reads such a repository.
+            let folders = codex_collection_folders(&path);
+            if folders.is_empty() {
+                roots.push(SkillRoot {
+                    path,
+                    scope: Scope::External,
+                });
+            } else {
+                roots.extend(folders.into_iter().map(|path| SkillRoot {
+                    path,
+                    scope: Scope::External,
+                }));
+            }
         }
 
         for (namespace, dir) in &skills.plugins {
@@ -214,6 +225,39 @@ pub fn project_skill_dirs(repo: &Path, cwd: &Path) -> Vec<PathBuf> {
     dirs.iter()
         .flat_map(|d| PROJECT_SKILL_DIRS.map(|rel| d.join(rel)))
         .collect()
+}
+
+/// The dot-folders a Codex skills repository keeps its skills in, in the
+/// order Codex ranks them.
+pub const CODEX_DOT_FOLDERS: [&str; 3] = [".system", ".curated", ".experimental"];
+
+/// The Codex dot-folders of `dir` (or of `dir/skills`, for the repository's
+/// root) that hold skills, when no plain folder there holds one: then the
+/// dot-folders are the collection. Empty for any other layout.
+pub fn codex_collection_folders(dir: &Path) -> Vec<PathBuf> {
+    for base in [dir.to_path_buf(), dir.join("skills")] {
+        let found: Vec<PathBuf> = CODEX_DOT_FOLDERS
+            .iter()
+            .map(|name| base.join(name))
+            .filter(|p| p.is_dir())
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        let plain_skill = std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name();
+                !name.to_string_lossy().starts_with('.') && e.path().join("SKILL.md").is_file()
+            });
+        if plain_skill || base.join("SKILL.md").is_file() {
+            return Vec::new();
+        }
+        return found;
+    }
+    Vec::new()
 }
 
 /// A repository is trusted when its root (canonicalised) is listed. Entries

@@ -30,6 +30,30 @@ pub fn missing_env<'a>(required: &'a [EnvRequirement], env: &EnvFile) -> Vec<&'a
     missing
 }
 
+/// The commands of `prerequisites.commands` that are not on `PATH`.
+pub fn missing_commands(commands: &[String]) -> Vec<&str> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    commands
+        .iter()
+        .map(|c| c.trim())
+        .filter(|c| !c.is_empty())
+        .filter(|c| !on_path(c, &path))
+        .collect()
+}
+
+/// Whether `command` is an executable file in one of `path`'s folders (or,
+/// written with a slash, at that path).
+fn on_path(command: &str, path: &std::ffi::OsStr) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        return executable(std::path::Path::new(command));
+    }
+    std::env::split_paths(path).any(|dir| executable(&dir.join(command)))
+}
+
 /// One skill that cannot be used fully until some variables are set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SetupNeed<'a> {

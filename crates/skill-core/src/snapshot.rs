@@ -42,7 +42,7 @@ const RETIRED_FILES: [&str; 1] = ["skills-snapshot.json"];
 /// rewriting the snapshot.
 const REWRITE_AFTER: usize = 64;
 /// Bumped whenever the stored shape or the meaning of a field changes.
-const SNAPSHOT_VERSION: u32 = 9;
+const SNAPSHOT_VERSION: u32 = 10;
 
 /// Where the skill set handed out by `load_with_outcome` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

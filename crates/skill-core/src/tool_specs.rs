@@ -10,6 +10,7 @@ use crate::manage::SkillManageArgs;
 pub const SKILLS_LIST: &str = "skills_list";
 pub const SKILL_VIEW: &str = "skill_view";
 pub const SKILL_MANAGE: &str = "skill_manage";
+pub const SKILLS_SEARCH: &str = "skills_search";
 
 /// One tool as a model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -26,6 +27,22 @@ pub struct SkillsListArgs {
     /// Only skills in this category and its sub-categories, e.g. 'devops'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// Skip this many skills (from an earlier answer's next_offset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+    /// At most this many skills in the answer (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `skills_search`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SkillsSearchArgs {
+    /// What the task is about, in a few words, e.g. 'fill a PDF form'.
+    pub query: String,
+    /// At most this many results (default 10, at most 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
 }
 
 /// Arguments of `skill_view`.
@@ -40,7 +57,12 @@ pub struct SkillViewArgs {
 
 const SKILLS_LIST_DESCRIPTION: &str = "List the skills available to you: name, one-line description, category and id. \
 Skills are saved procedures for recurring kinds of work. Call this when the index in your instructions \
-is not enough, optionally narrowed to one category.";
+is not enough, optionally narrowed to one category. Long lists come in pages: pass the answer's \
+next_offset as offset to read the next one.";
+
+const SKILLS_SEARCH_DESCRIPTION: &str = "Search every installed skill by what a task is about, \
+including skills the index in your instructions had no room for. Answers with the best matches \
+(name, id, description, score), best first; load one with skill_view(name).";
 
 const SKILL_VIEW_DESCRIPTION: &str = "Load a skill's full SKILL.md (or, with file_path, one of its \
 support files under references/, templates/, scripts/ or assets/). Load a skill before doing work it \
@@ -57,7 +79,7 @@ Create a skill after a hard task succeeded (many tool calls, errors overcome, a 
 user that worked) or when the user asks you to remember a procedure. Patch a skill as soon as you find \
 it wrong or incomplete. Every write is validated, scanned for dangerous content and kept in history.";
 
-/// The three skill tools, in a fixed order.
+/// The skill tools, in a fixed order.
 pub fn tool_specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
@@ -74,6 +96,11 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             name: SKILL_MANAGE,
             description: SKILL_MANAGE_DESCRIPTION,
             parameters: schema_of::<SkillManageArgs>(),
+        },
+        ToolSpec {
+            name: SKILLS_SEARCH,
+            description: SKILLS_SEARCH_DESCRIPTION,
+            parameters: schema_of::<SkillsSearchArgs>(),
         },
     ]
 }
@@ -106,7 +133,14 @@ mod tests {
     fn three_tools_with_object_schemas() {
         let specs = tool_specs();
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
-        assert_eq!(names, [SKILLS_LIST, SKILL_VIEW, SKILL_MANAGE]);
+        assert_eq!(
+            names,
+            [SKILLS_LIST, SKILL_VIEW, SKILL_MANAGE, SKILLS_SEARCH]
+        );
+        assert_eq!(
+            specs[3].parameters["required"],
+            serde_json::json!(["query"])
+        );
         for spec in &specs {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters.get("$schema").is_none());

@@ -174,7 +174,10 @@ pub fn validate_skill_md(
     {
         return Err(violation("frontmatter", format!("the {w}")));
     }
-    let lints = parsed.lints;
+    let mut lints = parsed.lints;
+    if let Ok(Some((yaml, _))) = frontmatter::split_frontmatter(stripped) {
+        lints.extend(ignored_key_notes(yaml));
+    }
     let fm = parsed.frontmatter;
     let name = fm
         .name
@@ -206,6 +209,18 @@ pub fn validate_skill_md(
         description,
         warnings,
     })
+}
+
+/// One note for each top-level frontmatter key knack does not read, so an
+/// author learns the field has no effect here.
+pub fn ignored_key_notes(yaml: &str) -> Vec<String> {
+    frontmatter::top_level_keys(yaml)
+        .into_keys()
+        .filter(|key| !key.is_empty() && !frontmatter::KNOWN_KEYS.contains(&key.as_str()))
+        .map(|key| {
+            format!("frontmatter field '{key}' is not read by knack and has no effect here (kept as written)")
+        })
+        .collect()
 }
 
 /// A support-file path relative to the skill: inside one of the four support
@@ -416,6 +431,20 @@ mod tests {
                 .rule,
             "name"
         );
+    }
+
+    #[test]
+    fn fields_knack_does_not_read_draw_a_note_and_known_ones_none() {
+        let text = "---\nname: x\ndescription: Use when x\nargument-hint: \"[file]\"\nmodel: opus\nallowed-tools: Read\ndisable-model-invocation: true\nmetadata:\n  short-description: X\n---\nBody.\n";
+        let ok = validate_skill_md(text, SkillMdCheck::Existing).unwrap();
+        let notes: Vec<&String> = ok
+            .warnings
+            .iter()
+            .filter(|w| w.contains("is not read by knack"))
+            .collect();
+        assert_eq!(notes.len(), 2, "{:?}", ok.warnings);
+        assert!(notes[0].contains("'argument-hint'"), "{notes:?}");
+        assert!(notes[1].contains("'model'"), "{notes:?}");
     }
 
     #[test]

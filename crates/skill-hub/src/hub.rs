@@ -836,19 +836,123 @@ impl Hub {
         open(id).content_hash(&ctx).await
     }
 
-    /// Compares installed skills with their sources (only the recorded source is asked).
+    /// Compares installed skills with their sources (only the recorded source
+    /// is asked). Skills from one repository are checked from one fetch of
+    /// it; at most `CHECK_CONCURRENCY` sources are fetched at once. Results
+    /// come in lock order.
     pub async fn check(&self, name: Option<&str>) -> Result<Vec<UpdateStatus>> {
+        use futures::StreamExt as _;
         let entries = self.entries(name)?;
-        let jobs = entries.iter().map(|(name, entry)| async move {
-            let status = self.upstream_hash(name, entry).await;
-            UpdateStatus {
-                name: name.clone(),
-                identifier: entry.identifier.clone(),
-                source: entry.source.clone(),
-                status,
+        let mut groups: Vec<(Option<Identifier>, Vec<usize>)> = Vec::new();
+        for (i, (_, entry)) in entries.iter().enumerate() {
+            let repo = Identifier::parse(&entry.identifier, &self.cwd)
+                .ok()
+                .flatten()
+                .and_then(|id| repository_of(&id));
+            match groups.iter_mut().find(|(r, _)| r.is_some() && *r == repo) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((repo, vec![i])),
             }
-        });
-        Ok(futures::future::join_all(jobs).await)
+        }
+        let bar = self.net.count_bar("checking sources", groups.len() as u64);
+        let entries = &entries;
+        let bar_ref = &bar;
+        let mut statuses: Vec<(usize, CheckStatus)> = futures::stream::iter(groups)
+            .map(|(repo, members)| async move {
+                let out = match (repo, members.len()) {
+                    (Some(repo), n) if n > 1 => self.check_group(&repo, entries, &members).await,
+                    _ => {
+                        let mut out = Vec::new();
+                        for i in members {
+                            let (name, entry) = &entries[i];
+                            out.push((i, self.upstream_hash(name, entry).await));
+                        }
+                        out
+                    }
+                };
+                bar_ref.inc(1);
+                out
+            })
+            .buffer_unordered(CHECK_CONCURRENCY)
+            .flat_map(futures::stream::iter)
+            .collect()
+            .await;
+        bar.finish_and_clear();
+        statuses.sort_by_key(|(i, _)| *i);
+        Ok(statuses
+            .into_iter()
+            .map(|(i, status)| {
+                let (name, entry) = &entries[i];
+                UpdateStatus {
+                    name: name.clone(),
+                    identifier: entry.identifier.clone(),
+                    source: entry.source.clone(),
+                    status,
+                }
+            })
+            .collect())
+    }
+
+    /// The skills `members` of `entries`, all from `repo`, checked against
+    /// one fetch of it; a skill the fetched tree cannot answer for is asked
+    /// on its own.
+    async fn check_group(
+        &self,
+        repo: &Identifier,
+        entries: &[(String, LockEntry)],
+        members: &[usize],
+    ) -> Vec<(usize, CheckStatus)> {
+        let fetched = async {
+            let quarantine = Quarantine::new(&self.hub_dir(), "check-source")?;
+            let ctx = self.ctx(quarantine.sub("fetch")?);
+            let source = open(repo.clone());
+            let root = source.fetch_root(&ctx).await?;
+            Ok::<_, Error>((quarantine, ctx.limits, root))
+        }
+        .await;
+        let mut out = Vec::new();
+        for &i in members {
+            let (name, entry) = &entries[i];
+            let status = match &fetched {
+                Ok((quarantine, limits, Some(root))) => {
+                    match self.hash_in_tree(name, entry, root, quarantine, *limits) {
+                        Ok(hash) if hash == entry.content_hash => CheckStatus::UpToDate,
+                        Ok(_) => CheckStatus::UpdateAvailable,
+                        Err(_) => self.upstream_hash(name, entry).await,
+                    }
+                }
+                Ok((_, _, None)) => self.upstream_hash(name, entry).await,
+                Err(e) => CheckStatus::Unavailable(e.to_string()),
+            };
+            out.push((i, status));
+        }
+        out
+    }
+
+    /// The content hash of one installed skill as `root` (a fetched
+    /// repository) holds it now.
+    fn hash_in_tree(
+        &self,
+        name: &str,
+        entry: &LockEntry,
+        root: &std::path::Path,
+        quarantine: &Quarantine,
+        limits: crate::safe_tree::Limits,
+    ) -> Result<String> {
+        check_install_path(name, &entry.install_path)?;
+        let id = Identifier::parse(&entry.identifier, &self.cwd)?.ok_or_else(|| {
+            Error::Identifier(format!(
+                "the lock's identifier '{}' is not valid",
+                entry.identifier
+            ))
+        })?;
+        let dir = crate::source::sub_dir(root, subdir_of(&id), &id)?;
+        let dir = crate::source::select_skill(&dir, &id)?;
+        let staged =
+            tempfile::tempdir_in(quarantine.path()).map_err(|e| Error::io(quarantine.path(), e))?;
+        let copy = staged.path().join("copy");
+        crate::safe_tree::copy_tree(&dir, &copy, limits)?;
+        crate::safe_tree::tree_hash(&copy)
     }
 
     /// Re-installs skills whose source changed, from the same identifier and
@@ -858,13 +962,26 @@ impl Hub {
         name: Option<&str>,
         force: bool,
     ) -> Result<Vec<(String, UpdateOutcome)>> {
+        // The grouped check (one fetch per repository) decides which skills
+        // changed; only those are fetched again to be installed, so a large
+        // library that is mostly current costs one fetch per source.
+        let statuses = self.check(name).await?;
+        let entries: std::collections::BTreeMap<String, LockEntry> =
+            self.entries(name)?.into_iter().collect();
         let mut out = Vec::new();
-        for (name, entry) in self.entries(name)? {
-            let outcome = match self.update_one(&name, &entry, force).await {
-                Ok(o) => o,
-                Err(e) => UpdateOutcome::Failed(e.to_string()),
+        for status in statuses {
+            let outcome = match (&status.status, entries.get(&status.name)) {
+                (CheckStatus::UpToDate, _) if !force => UpdateOutcome::UpToDate,
+                (CheckStatus::Unavailable(why) | CheckStatus::InvalidInstall(why), _) => {
+                    UpdateOutcome::Failed(why.clone())
+                }
+                (_, Some(entry)) => match self.update_one(&status.name, entry, force).await {
+                    Ok(o) => o,
+                    Err(e) => UpdateOutcome::Failed(e.to_string()),
+                },
+                (_, None) => UpdateOutcome::Failed("no longer in the lock".into()),
             };
-            out.push((name, outcome));
+            out.push((status.name, outcome));
         }
         Ok(out)
     }
@@ -1111,5 +1228,43 @@ fn prune_empty_parents(target: &Path, skills: &Path) {
             break;
         }
         dir = d.parent();
+    }
+}
+
+/// Sources fetched at once by `check`: enough to overlap network waits, few
+/// enough that a large library does not open dozens of clones together.
+const CHECK_CONCURRENCY: usize = 4;
+
+/// The repository an identifier's skill lives in (the identifier without
+/// its path), for the sources that fetch a whole repository at once; `None`
+/// for the others, which are checked skill by skill.
+fn repository_of(id: &Identifier) -> Option<Identifier> {
+    match id {
+        Identifier::Git { url, reference, .. } => Some(Identifier::Git {
+            url: url.clone(),
+            reference: reference.clone(),
+            subdir: None,
+        }),
+        Identifier::GitHub {
+            owner,
+            repo,
+            reference,
+            ..
+        } => Some(Identifier::GitHub {
+            owner: owner.clone(),
+            repo: repo.clone(),
+            path: None,
+            reference: reference.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// The path of a skill inside its repository.
+fn subdir_of(id: &Identifier) -> Option<&str> {
+    match id {
+        Identifier::Git { subdir, .. } => subdir.as_deref(),
+        Identifier::GitHub { path, .. } => path.as_deref(),
+        _ => None,
     }
 }

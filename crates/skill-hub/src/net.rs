@@ -121,6 +121,19 @@ impl Net {
             .ok_or_else(|| Error::Fetch(format!("{url} was not found (HTTP 404)")))
     }
 
+    /// A counting bar on stderr ("checking 3/12 sources"), hidden when quiet.
+    pub(crate) fn count_bar(&self, label: &str, len: u64) -> ProgressBar {
+        if self.quiet {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{msg} {pos}/{len}") {
+            bar.set_style(style);
+        }
+        bar.set_message(label.to_owned());
+        bar
+    }
+
     fn bar(&self, label: Option<&str>, len: Option<u64>) -> ProgressBar {
         let Some(label) = label.filter(|_| !self.quiet) else {
             return ProgressBar::hidden();

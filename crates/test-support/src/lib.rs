@@ -8,6 +8,7 @@ mod listener;
 mod reply;
 mod server;
 mod static_server;
+mod synthetic;
 
 pub use bench::print_bench;
 pub use git::{git, git_repo};
@@ -17,6 +18,7 @@ pub use server::{
     CapturedRequest, INVARIANT_VIOLATED, MockModelServer, ModelWire, NO_REPLY_LEFT, Purpose,
 };
 pub use static_server::{StaticRequest, StaticRoute, StaticServer};
+pub use synthetic::{Layout, SyntheticSkill, synthetic_skills, write_library};
 
 use serde::{Deserialize, Serialize};
 

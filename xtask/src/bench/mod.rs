@@ -12,6 +12,7 @@ mod manage;
 mod mcp;
 mod prompt;
 mod sandbox;
+mod search;
 mod sync;
 mod tui;
 
@@ -124,6 +125,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "library",
         run: library::run,
+    },
+    Group {
+        name: "search",
+        run: search::run,
     },
 ];
 

@@ -211,6 +211,13 @@ impl Session {
                     // The usage records are read once, here: the index they
                     // order stays as it is for the whole session.
                     let index_options = prompt_builder::IndexOptions::from_inputs(&inputs)
+                        .with_context_window(
+                            crate::compaction::known_context_window(
+                                options.context_window,
+                                &options.model,
+                            ),
+                            options.config.skills.index_budget_share,
+                        )
                         .with_uses(
                             crate::skill_usage::use_counts(&store)
                                 .inspect_err(|e| tracing::debug!(error = %e, "skill usage not read for the index"))

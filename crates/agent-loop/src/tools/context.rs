@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use knack_config::{Config, KnackHome};
+use skill_core::search::SkillSearch;
 use skill_core::{DiscoveryCache, DiscoveryOptions, SkillSet};
 use tokio_util::sync::CancellationToken;
 
@@ -111,7 +112,13 @@ pub struct ToolContext {
     /// Known secret values; the registry redacts every tool result with it
     /// before the result is stored, shown or sent.
     pub redactor: Arc<Redactor>,
+    /// The `skills_search` index and the skill set it was built from: built
+    /// on the first search, again only when the set changed.
+    pub skill_search: Arc<Mutex<Option<BuiltSearch>>>,
 }
+
+/// A search index and the skill set it was built from.
+pub type BuiltSearch = (Arc<SkillSet>, Arc<SkillSearch>);
 
 impl ToolContext {
     /// A foreground context with a fresh cache, no stored sessions, an
@@ -143,6 +150,7 @@ impl ToolContext {
             allowed: None,
             sessions: None,
             redactor,
+            skill_search: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -196,6 +204,18 @@ impl ToolContext {
     /// The current skill set (re-walked only when something on disk changed).
     pub fn skills(&self) -> Arc<SkillSet> {
         self.discovery.get(&self.discovery_options())
+    }
+
+    /// The search index over `set`, built once per skill set.
+    pub fn skill_search_for(&self, set: &Arc<SkillSet>) -> Arc<SkillSearch> {
+        if let Some((built_from, search)) = lock(&self.skill_search).as_ref()
+            && Arc::ptr_eq(built_from, set)
+        {
+            return Arc::clone(search);
+        }
+        let search = Arc::new(SkillSearch::from_skill_set(set));
+        *lock(&self.skill_search) = Some((Arc::clone(set), Arc::clone(&search)));
+        search
     }
 
     pub fn mark_viewed(&self, names: impl IntoIterator<Item = String>) {

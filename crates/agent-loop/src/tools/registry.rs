@@ -13,7 +13,10 @@ use crate::{Error, Result};
 /// The system prompt gets the names of the session's tools from the registry
 /// (never from its own copy of this table).
 pub const TOOLSETS: [(&str, &[&str]); 5] = [
-    ("skills", &["skills_list", "skill_view", "skill_manage"]),
+    (
+        "skills",
+        &["skills_list", "skill_view", "skill_manage", "skills_search"],
+    ),
     ("terminal", &["terminal"]),
     (
         "file",
@@ -147,6 +150,7 @@ fn builtin_tools(toolset: &str) -> Vec<Arc<dyn Tool>> {
             Arc::new(skills::SkillsList),
             Arc::new(skills::SkillView),
             Arc::new(skills::SkillManage),
+            Arc::new(skills::SkillsSearch),
         ],
         "terminal" => vec![Arc::new(terminal::Terminal)],
         "file" => vec![

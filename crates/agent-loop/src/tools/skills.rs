@@ -1,5 +1,5 @@
 //! The `skills` toolset: thin wrappers over skill-core's progressive disclosure
-//! (`skills_list`, `skill_view`) and its writer (`skill_manage`). Names, descriptions and
+//! (`skills_list`, `skill_view`), its search (`skills_search`) and its writer (`skill_manage`). Names, descriptions and
 //! schemas come from `skill_core::tool_specs`, so `knack tool` and the loop describe them alike.
 
 use std::collections::HashSet;
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use skill_core::manage::viewed_path;
-use skill_core::tool_specs::{SkillViewArgs, SkillsListArgs, tool_spec};
+use skill_core::tool_specs::{SkillViewArgs, SkillsListArgs, SkillsSearchArgs, tool_spec};
 use skill_core::{Actor, ManageContext, PreprocessOptions, Resolution, ViewContext, WriteOrigin};
 
 use super::context::SkillWriteMode;
@@ -45,7 +45,48 @@ impl Tool for SkillsList {
         Box::pin(async move {
             let args: SkillsListArgs = parse_args(self.name(), args)?;
             let set = ctx.skills();
-            Ok(skill_core::skills_list(&set, args.category.as_deref()))
+            let page = skill_core::ListPage {
+                category: args.category.as_deref(),
+                offset: args.offset.unwrap_or(0),
+                limit: args
+                    .limit
+                    .unwrap_or(skill_core::disclosure::DEFAULT_PAGE_ROWS),
+                // The registry's cap would cut rows mid-list; a page that
+                // fits it says where the next one starts instead.
+                max_chars: ctx.config.tools.max_output_chars.max(1_000),
+            };
+            Ok(skill_core::skills_list_page(&set, &page))
+        })
+    }
+}
+
+pub struct SkillsSearch;
+
+impl Tool for SkillsSearch {
+    fn name(&self) -> &'static str {
+        skill_core::tool_specs::SKILLS_SEARCH
+    }
+    fn toolset(&self) -> Toolset {
+        Toolset::Skills
+    }
+    fn description(&self) -> &'static str {
+        description_of(self.name())
+    }
+    fn parameters(&self) -> Value {
+        parameters_of(self.name())
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: SkillsSearchArgs = parse_args(self.name(), args)?;
+            let ctx_for_build = ctx.clone();
+            // The first search reads each skill's body head from disk.
+            tokio::task::spawn_blocking(move || {
+                let set = ctx_for_build.skills();
+                let search = ctx_for_build.skill_search_for(&set);
+                skill_core::search::skills_search_json(&search, &set, &args.query, args.limit)
+            })
+            .await
+            .map_err(|e| ToolError::Fatal(format!("skills_search task failed: {e}")))
         })
     }
 }
@@ -69,6 +110,18 @@ impl Tool for SkillView {
         Box::pin(async move {
             let args: SkillViewArgs = parse_args(self.name(), args)?;
             let set = ctx.skills();
+            if let Resolution::Found(skill) = set.resolve(&args.name)
+                && !skill.frontmatter.model_invocable()
+            {
+                return Ok(serde_json::json!({
+                    "success": false,
+                    "error": format!(
+                        "'{}' is invoked by the user only (disable-model-invocation); it is not loaded by the model",
+                        skill.name
+                    ),
+                    "hint": format!("Ask the user to run /{} if it is needed.", skill.name),
+                }));
+            }
             let env = ctx.home.env_file();
             let view = ViewContext {
                 preprocess: PreprocessOptions::from_config(&ctx.home, &ctx.config),

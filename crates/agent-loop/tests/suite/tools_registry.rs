@@ -42,7 +42,13 @@ fn tools_follow_the_toolset_table_whatever_the_config_order() {
     let only = ToolRegistry::for_toolsets(&["memory".into(), "nonsense".into(), "skills".into()]);
     assert_eq!(
         only.names(),
-        ["skills_list", "skill_view", "skill_manage", "memory"]
+        [
+            "skills_list",
+            "skill_view",
+            "skill_manage",
+            "skills_search",
+            "memory"
+        ]
     );
     for tool in only.tools() {
         assert!(matches!(tool.toolset(), Toolset::Skills | Toolset::Memory));

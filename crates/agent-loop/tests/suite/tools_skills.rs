@@ -134,3 +134,99 @@ async fn the_review_may_only_patch_what_it_viewed_in_this_review() {
         .unwrap();
     assert!(allowed.success(), "{}", allowed.value);
 }
+
+#[tokio::test]
+async fn skills_search_finds_a_skill_by_its_body_and_rebuilds_after_a_write() {
+    let env = ToolEnv::new();
+    skill(&env, "notes", "notes");
+    env.write(
+        &env.home_path("skills/media/gif-maker/SKILL.md"),
+        "---\nname: gif-maker\ndescription: Makes animations.\n---\n# GIF\n\nUse ffmpeg palettegen to shrink the frames.\n",
+    );
+    let found = env
+        .call(
+            "skills_search",
+            json!({"query": "shrink frames with palettegen"}),
+        )
+        .await;
+    assert_ok(&found);
+    assert_eq!(found["results"][0]["name"], "gif-maker");
+    assert_eq!(found["results"][0]["qualified_id"], "user:media/gif-maker");
+    assert_eq!(found["results"][0]["id"], "media/gif-maker");
+    assert!(found["results"][0]["score"].as_f64().unwrap() > 0.0);
+
+    // A skill written through the tools is searchable at once.
+    let created = env
+        .call(
+            "skill_manage",
+            json!({"action": "create", "name": "kite-flyer",
+                   "content": skill_md("kite-flyer", "Check the wind gauge before launching kites.")}),
+        )
+        .await;
+    assert_ok(&created);
+    let found = env
+        .call(
+            "skills_search",
+            json!({"query": "wind gauge kites", "limit": 1}),
+        )
+        .await;
+    assert_eq!(found["results"].as_array().unwrap().len(), 1);
+    assert_eq!(found["results"][0]["name"], "kite-flyer");
+
+    let bad = env.call("skills_search", json!({})).await;
+    assert_eq!(bad["success"], false, "{bad}");
+}
+
+#[tokio::test]
+async fn manual_only_skills_are_kept_from_the_models_tools() {
+    let env = ToolEnv::new();
+    env.write(
+        &env.home_path("skills/deploy-prod/SKILL.md"),
+        "---\nname: deploy-prod\ndescription: Use when shipping.\ndisable-model-invocation: true\n---\nShip it.\n",
+    );
+    skill(&env, "notes", "notes");
+    let list = env.call("skills_list", json!({})).await;
+    assert_eq!(list["count"], 1, "{list}");
+    let view = env.call("skill_view", json!({"name": "deploy-prod"})).await;
+    assert!(
+        error_of(&view).contains("invoked by the user only"),
+        "{view}"
+    );
+    let search = env
+        .call("skills_search", json!({"query": "shipping deploy prod"}))
+        .await;
+    assert!(search["results"].as_array().unwrap().is_empty(), "{search}");
+}
+
+#[tokio::test]
+async fn skills_list_pages_fit_the_tool_output_cap() {
+    let mut config = knack_config::Config::default();
+    config.tools.max_output_chars = 4_000;
+    let env = ToolEnv::with_config(config);
+    for i in 0..120 {
+        skill(&env, &format!("c/skill-{i:03}"), &format!("skill-{i:03}"));
+    }
+    let mut offset = 0;
+    let mut names = Vec::new();
+    loop {
+        let page = env.call("skills_list", json!({"offset": offset})).await;
+        assert_ok(&page);
+        assert!(
+            page.to_string().len() <= 4_000,
+            "{}",
+            page.to_string().len()
+        );
+        names.extend(
+            page["skills"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["name"].clone()),
+        );
+        match page["next_offset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    assert_eq!(names.len(), 120);
+}

@@ -20,10 +20,13 @@ use crate::exit;
 use crate::output::{bold, dim, ellipsize, print_json, print_table};
 
 pub fn handles(cmd: &SkillsCommand) -> bool {
+    // `search --local` reads the installed skills, not the hub.
+    if let SkillsCommand::Search(args) = cmd {
+        return !args.local;
+    }
     matches!(
         cmd,
-        SkillsCommand::Search(_)
-            | SkillsCommand::Browse(_)
+        SkillsCommand::Browse(_)
             | SkillsCommand::Inspect(_)
             | SkillsCommand::Install(_)
             | SkillsCommand::Uninstall(_)

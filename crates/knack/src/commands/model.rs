@@ -60,12 +60,35 @@ pub fn resolve(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<ModelChoice>
     })
 }
 
-/// The model name a session would send, by the same rules as [`resolve`];
-/// `None` when no name is configured.
-pub fn model_name(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<Option<String>> {
+/// The model name and its context window as a session would take them
+/// (`None` where not configured), without building the client settings:
+/// `prompt show` needs these even when no key is set.
+pub fn model_and_window(
+    ctx: &Context,
+    flags: &ModelFlags,
+) -> anyhow::Result<(Option<String>, Option<u64>)> {
     let env = ctx.home.env_file();
     let provider = pick_provider(ctx, flags)?;
-    Ok(pick_model(ctx, &env, flags, provider))
+    let model = pick_model(ctx, &env, flags, provider);
+    Ok((model, pick_window(ctx, &env, provider)?))
+}
+
+/// `KNACK_CONTEXT_WINDOW`, else the provider profile's, else `model.context_window`.
+fn pick_window(
+    ctx: &Context,
+    env: &EnvFile,
+    provider: Option<(&str, &ProviderConfig)>,
+) -> anyhow::Result<Option<u64>> {
+    Ok(match env.lookup("KNACK_CONTEXT_WINDOW") {
+        Some(text) => Some(text.trim().parse::<u64>().map_err(|_| {
+            config_error(format!(
+                "KNACK_CONTEXT_WINDOW is '{text}', not a whole number of tokens (e.g. 32768)"
+            ))
+        })?),
+        None => provider
+            .and_then(|(_, profile)| profile.context_window)
+            .or(ctx.config.model.context_window),
+    })
 }
 
 /// The provider profile, the model, the endpoint and the key.
@@ -80,16 +103,7 @@ pub fn resolve_settings(ctx: &Context, flags: &ModelFlags) -> anyhow::Result<Res
     };
     settings.timeouts = ModelTimeouts::from_config(cfg);
     settings.retry = RetryPolicy::from_config(cfg);
-    let context_window = match env.lookup("KNACK_CONTEXT_WINDOW") {
-        Some(text) => Some(text.trim().parse::<u64>().map_err(|_| {
-            config_error(format!(
-                "KNACK_CONTEXT_WINDOW is '{text}', not a whole number of tokens (e.g. 32768)"
-            ))
-        })?),
-        None => provider
-            .and_then(|(_, profile)| profile.context_window)
-            .or(cfg.context_window),
-    };
+    let context_window = pick_window(ctx, &env, provider)?;
     // With a known window the default cap never asks for more than the
     // session leaves free; a guessed window is not reason enough to cut it.
     let (window, guessed) = agent_loop::compaction::effective_window(

@@ -2,8 +2,8 @@
 //! would get, built by the same code the agent loop uses.
 
 use prompt_builder::{
-    IndexOptions, Platform, PromptInputs, SessionFacts, build_system_prompt_with_index, keep_index,
-    kept_index, render_skills_index,
+    IndexCoverage, IndexOptions, Platform, PromptInputs, SessionFacts,
+    build_system_prompt_with_index, keep_index, kept_index, render_skills_index,
 };
 use skill_core::snapshot;
 
@@ -63,12 +63,46 @@ fn session_tools(ctx: &Context, toolsets: &[String]) -> anyhow::Result<Vec<Strin
     }))
 }
 
+/// What the skills index of a new session here would leave out, said for
+/// people (`skills doctor`); `None` when it lists every skill in full. The
+/// session's built-in tools are assumed (no MCP server is started).
+pub fn index_notice(ctx: &Context, set: &skill_core::SkillSet) -> Option<String> {
+    let (model, window) =
+        super::model::model_and_window(ctx, &super::model::ModelFlags::default()).ok()?;
+    let model = model.unwrap_or_default();
+    let window = agent_loop::compaction::known_context_window(window, &model);
+    let toolsets = ctx.config.agent.toolsets.clone();
+    let registry = agent_loop::ToolRegistry::builder()
+        .builtin_toolsets(&toolsets)
+        .build();
+    let inputs = PromptInputs {
+        home: ctx.home.clone(),
+        system_message: None,
+        config: ctx.config.clone(),
+        cwd: ctx.cwd.clone(),
+        session: SessionFacts {
+            session_id: "doctor".into(),
+            started: prompt_builder::utc_date(std::time::SystemTime::now()),
+            model,
+        },
+        platform: Platform::Cli,
+        tools: registry.names().into_iter().map(str::to_owned).collect(),
+        toolsets,
+    };
+    let options = IndexOptions::from_inputs(&inputs)
+        .with_context_window(window, ctx.config.skills.index_budget_share)
+        .with_uses(agent_loop::skill_usage::use_counts_in(&ctx.home));
+    IndexCoverage::of_block(&render_skills_index(set, &options))?.notice()
+}
+
 fn show(json: bool) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let toolsets = ctx.config.agent.toolsets.clone();
     // The same resolver a session uses, so the two never disagree.
-    let model = super::model::model_name(&ctx, &super::model::ModelFlags::default())?
-        .unwrap_or_else(|| "unset".to_owned());
+    let (model, window) =
+        super::model::model_and_window(&ctx, &super::model::ModelFlags::default())?;
+    let model = model.unwrap_or_else(|| "unset".to_owned());
+    let window = agent_loop::compaction::known_context_window(window, &model);
     let inputs = PromptInputs {
         home: ctx.home.clone(),
         system_message: ctx.config.agent.system_message.clone(),
@@ -85,8 +119,12 @@ fn show(json: bool) -> anyhow::Result<u8> {
     };
     // Ordered by the same usage records a new session reads.
     let options = IndexOptions::from_inputs(&inputs)
+        .with_context_window(window, ctx.config.skills.index_budget_share)
         .with_uses(agent_loop::skill_usage::use_counts_in(&ctx.home));
     let index = skills_index(&ctx, &options);
+    if let Some(notice) = IndexCoverage::of_block(&index).and_then(|c| c.notice()) {
+        eprintln!("knack: note: {notice}");
+    }
     let (prompt, warnings) = build_system_prompt_with_index(&inputs, index);
     for warning in &warnings {
         eprintln!("knack: warning: {warning}");

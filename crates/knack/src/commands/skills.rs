@@ -8,7 +8,7 @@ use skill_core::disclosure::ViewContext;
 use skill_core::validate::validate_skill_dir;
 use skill_core::{DoctorEntry, EntryStatus, Gate, PreprocessOptions, Resolution, SkillSet};
 
-use crate::cli::{ListArgs, SkillsCommand, ValidateArgs, ViewArgs};
+use crate::cli::{HubSearchArgs, ListArgs, SkillsCommand, ValidateArgs, ViewArgs};
 use crate::context::Context;
 use crate::exit;
 use crate::output::{bold, dim, ellipsize, print_json, print_table};
@@ -32,10 +32,48 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         | SkillsCommand::Restore(_)
         | SkillsCommand::Pin(_)
         | SkillsCommand::Unpin(_)) => super::library::run(&ctx, cmd),
+        SkillsCommand::Search(args) if args.local => search_local(&ctx, &args),
         SkillsCommand::Trust(args) => super::trust::trust(&ctx, args),
         SkillsCommand::Untrust(args) => super::trust::untrust(&ctx, args),
         cmd => super::hub::run(cmd),
     }
+}
+
+/// `knack skills search QUERY --local`: the model's `skills_search`, from the CLI.
+fn search_local(ctx: &Context, args: &HubSearchArgs) -> anyhow::Result<u8> {
+    ctx.with_skills(|set| {
+        let search = skill_core::search::SkillSearch::from_skill_set(set);
+        let answer = skill_core::search::skills_search_json(&search, set, &args.query, args.limit);
+        if args.json {
+            print_json(&answer);
+        } else if let Some(error) = answer["error"].as_str() {
+            eprintln!("knack: {error}");
+        } else {
+            let rows: Vec<Vec<String>> = answer["results"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    vec![
+                        r["name"].as_str().unwrap_or_default().to_owned(),
+                        format!("{:.2}", r["score"].as_f64().unwrap_or(0.0)),
+                        r["qualified_id"].as_str().unwrap_or_default().to_owned(),
+                        ellipsize(r["description"].as_str().unwrap_or_default(), 60),
+                    ]
+                })
+                .collect();
+            if rows.is_empty() {
+                println!("No installed skill matches '{}'.", args.query.trim());
+            } else {
+                print_table(&["NAME", "SCORE", "ID", "DESCRIPTION"], &rows);
+            }
+        }
+        Ok(if answer["success"] == true {
+            exit::OK
+        } else {
+            exit::FAILED
+        })
+    })
 }
 
 fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<u8> {
@@ -140,6 +178,20 @@ fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> 
                 .collect();
             eprintln!("files: {} (view one with --file PATH)", all.join(", "));
         }
+        if let Some(short) = result["short_description"].as_str() {
+            eprintln!("short description: {short}");
+        }
+        for (key, label) in [
+            ("allowed_tools", "allowed tools (not enforced)"),
+            ("requires_mcp", "expects MCP servers"),
+            ("dependencies", "depends on"),
+            ("missing_commands", "note: commands not found on PATH"),
+        ] {
+            if let Some(list) = result[key].as_array() {
+                let items: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+                eprintln!("{label}: {}", items.join(", "));
+            }
+        }
     }
     Ok(exit::OK)
 }
@@ -213,6 +265,8 @@ fn doctor_in(ctx: &Context, set: &SkillSet, json: bool) -> anyhow::Result<u8> {
     entries.extend(quarantined_entries(&ctx.home.hub_dir().join("quarantine")));
     let mut notices = set.notices.clone();
     notices.extend(skill_core::dot_folder_notices(set));
+    notices.extend(super::prompt::index_notice(ctx, set));
+    notices.extend(prerequisite_notices(ctx, set));
     if json {
         let value = json!({
             "roots": set.roots.iter().map(|r| json!({
@@ -282,6 +336,48 @@ fn doctor_in(ctx: &Context, set: &SkillSet, json: bool) -> anyhow::Result<u8> {
         count(EntryStatus::Quarantined)
     );
     Ok(exit::OK)
+}
+
+/// Skills whose declared commands are not on PATH or whose MCP servers
+/// are not configured, and the fields knack shows without acting on.
+fn prerequisite_notices(ctx: &Context, set: &SkillSet) -> Vec<String> {
+    let mut out = Vec::new();
+    for skill in set.visible() {
+        let fm = &skill.frontmatter;
+        let id = skill.qualified_id();
+        let missing = skill_core::setup::missing_commands(&fm.required_commands);
+        if !missing.is_empty() {
+            out.push(format!(
+                "{id} needs commands not found on PATH: {}",
+                missing.join(", ")
+            ));
+        }
+        let unconfigured: Vec<&str> = fm
+            .requires_mcp
+            .iter()
+            .map(String::as_str)
+            .filter(|server| !ctx.config.mcp_servers.contains_key(*server))
+            .collect();
+        if !unconfigured.is_empty() {
+            out.push(format!(
+                "{id} expects MCP server(s) not in config.yaml mcp_servers: {}",
+                unconfigured.join(", ")
+            ));
+        }
+        if !fm.dependencies.is_empty() {
+            out.push(format!(
+                "{id} depends on: {} (knack installs nothing; check they are present)",
+                fm.dependencies.join(", ")
+            ));
+        }
+        if !fm.allowed_tools.is_empty() {
+            out.push(format!(
+                "{id} declares allowed-tools: {} (shown, not enforced; see docs/skill-format.md)",
+                fm.allowed_tools.join(", ")
+            ));
+        }
+    }
+    out
 }
 
 fn entry_json(e: &DoctorEntry) -> Value {

@@ -138,6 +138,7 @@ pub fn matches(input: &str, skills: &[SkillEntry]) -> Option<Vec<PaletteItem>> {
         }
         let items = skills
             .iter()
+            .filter(|s| s.user_invocable)
             .map(|s| PaletteItem {
                 completion: format!("/skill {} ", s.id),
                 label: s.id.clone(),
@@ -174,7 +175,7 @@ fn command_items(skills: &[SkillEntry]) -> Vec<PaletteItem> {
         })
         .collect();
     let mut seen = std::collections::BTreeSet::new();
-    for s in skills {
+    for s in skills.iter().filter(|s| s.user_invocable) {
         // A skill named like a built-in, or sharing its name with another
         // skill, is offered through `/skill <id>`.
         let clash =
@@ -419,11 +420,24 @@ mod tests {
             scope: "user".into(),
             skill_md: format!("/skills/{category}/{name}/SKILL.md").into(),
             skill_dir: format!("/skills/{category}/{name}").into(),
+            user_invocable: true,
         }
     }
 
     fn labels(items: &[PaletteItem]) -> Vec<&str> {
         items.iter().map(|i| i.label.as_str()).collect()
+    }
+
+    #[test]
+    fn skills_that_are_not_user_invocable_stay_out_of_the_palette() {
+        let mut hidden = skill("helper-only", "ops");
+        hidden.user_invocable = false;
+        let skills = vec![skill("deploy", "ops"), hidden];
+        let items = matches("/", &skills).unwrap();
+        assert!(labels(&items).contains(&"deploy"));
+        assert!(!labels(&items).iter().any(|l| l.contains("helper-only")));
+        let items = matches("/skill ", &skills).unwrap();
+        assert_eq!(labels(&items), ["ops/deploy"]);
     }
 
     #[test]

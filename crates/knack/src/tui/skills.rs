@@ -23,6 +23,8 @@ pub struct SkillEntry {
     pub scope: String,
     pub skill_md: PathBuf,
     pub skill_dir: PathBuf,
+    /// `user-invocable: false` keeps the skill out of the slash palette.
+    pub user_invocable: bool,
 }
 
 impl SkillEntry {
@@ -36,6 +38,7 @@ impl SkillEntry {
             scope: skill.scope.label().to_owned(),
             skill_md: skill.path.clone(),
             skill_dir: skill.skill_dir.clone(),
+            user_invocable: skill.frontmatter.user_invocable(),
         }
     }
 

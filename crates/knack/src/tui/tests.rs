@@ -43,6 +43,7 @@ fn skill(name: &str, category: &str, description: &str) -> SkillEntry {
         scope: "user".into(),
         skill_md: format!("skills/{category}/{name}/SKILL.md").into(),
         skill_dir: format!("skills/{category}/{name}").into(),
+        user_invocable: true,
     }
 }
 

@@ -268,25 +268,58 @@ fn session_layer_has_date_id_model_and_cwd_only() {
 }
 
 #[test]
-fn budget_too_small_even_for_names_leaves_out_trailing_categories() {
+fn budget_too_small_even_for_names_leaves_out_the_last_ranked_skills() {
     let mut fx = Fixture::new();
     for cat in ["alpha", "beta", "gamma", "delta"] {
         for i in 0..6 {
             fx.skill(&format!("{cat}/{cat}-skill-{i}"), "Some description", "");
         }
     }
-    fx.config.skills.index_budget_chars = 700;
+    fx.config.skills.index_budget_chars = 950;
     let (prompt, _) = fx.build();
     let index = &prompt.layer(LayerKind::SkillsIndex).unwrap().text;
-    assert!(index.chars().count() <= 700, "{}", index.chars().count());
-    assert!(index.contains("alpha [names only]: alpha-skill-0"));
-    assert!(!index.contains("gamma-skill-0"), "{index}");
-    assert!(index.contains("more categories are not listed"));
+    assert!(index.chars().count() <= 950, "{}", index.chars().count());
+    // Every category keeps its first skill before any keeps a second.
+    for cat in ["alpha", "beta", "gamma", "delta"] {
+        assert!(
+            index.contains(&format!("\n- {cat}-skill-0\n")),
+            "{cat}: {index}"
+        );
+    }
+    assert!(!index.contains("- delta-skill-5"), "{index}");
+    let listed = index.lines().filter(|l| l.starts_with("- ")).count();
     assert!(
-        index
-            .trim_end()
-            .ends_with("call skills_list to see every skill.")
+        index.contains(&format!("{} of 24 skills are not listed here", 24 - listed)),
+        "{index}"
     );
+    assert!(
+        index.contains(
+            "; find them with skills_search(query), or browse with skills_list(category)."
+        )
+    );
+}
+
+#[test]
+fn even_a_zero_budget_lists_one_skill() {
+    let mut fx = Fixture::new();
+    for i in 0..30 {
+        fx.skill(&format!("c{}/skill-{i:02}", i % 3), "Some description", "");
+    }
+    for budget in [0, 10, 300] {
+        prompt_builder::clear_index_cache();
+        fx.config.skills.index_budget_chars = budget;
+        let (prompt, _) = fx.build();
+        let index = &prompt.layer(LayerKind::SkillsIndex).unwrap().text;
+        assert_eq!(
+            index.lines().filter(|l| l.starts_with("- ")).count(),
+            1,
+            "{index}"
+        );
+        assert!(
+            index.contains("29 of 30 skills are not listed here"),
+            "{index}"
+        );
+    }
 }
 
 #[test]
@@ -304,7 +337,7 @@ fn every_budget_is_met_as_tightly_as_the_rules_allow() {
     // The sizes are computed without rendering; check them against the text
     // for budgets from "only some categories" to "everything in full".
     let mut shown = Vec::new();
-    for budget in [600, 800, 1000, 1200, 1500, 2000, 3000] {
+    for budget in [900, 1000, 1200, 1500, 2000, 3000] {
         prompt_builder::clear_index_cache();
         fx.config.skills.index_budget_chars = budget;
         let (prompt, _) = fx.build();

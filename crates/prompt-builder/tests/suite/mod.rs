@@ -1,6 +1,7 @@
 //! Prompt-builder behaviour from the outside: golden prompts, screening, caps, budget.
 mod fixture;
 mod golden;
+mod index_scale;
 mod index_timing;
 mod layers;
 
@@ -11,6 +12,7 @@ pub fn default_tools() -> Vec<String> {
         "skills_list",
         "skill_view",
         "skill_manage",
+        "skills_search",
         "terminal",
         "read_file",
         "write_file",

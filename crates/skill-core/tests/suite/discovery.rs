@@ -542,3 +542,56 @@ fn cache_sees_content_edits_in_nested_folders_and_new_skills() {
     let third = cache.get(&options);
     assert_eq!(third.skills.len(), 2);
 }
+
+#[test]
+fn a_codex_skills_repository_in_external_dirs_lists_its_dot_folders() {
+    let codex = Tree::new();
+    for (folder, names) in [
+        (".system", vec!["skill-creator", "skill-installer"]),
+        (".curated", vec!["gh-fix-ci", "notion-api", "playwright"]),
+        (".experimental", vec!["sora", "imagegen"]),
+    ] {
+        for name in names {
+            codex.skill(
+                &format!("skills/{folder}/{name}"),
+                name,
+                "Use when testing Codex",
+            );
+        }
+    }
+    codex.file("README.md", "Codex skills\n");
+    // A folder with its own plain skills keeps the plain layout.
+    let plain = Tree::new();
+    plain.skill("mine", "mine", "Use when mine");
+    plain.skill(".curated/hidden", "hidden", "Use when hidden");
+    let home = Tree::new();
+    std::fs::create_dir_all(home.path("skills")).unwrap();
+    let khome = knack_config::KnackHome::at(home.path(""));
+    let mut config = knack_config::Config::default();
+    config.skills.project_discovery = false;
+    config.skills.external_dirs = vec![
+        codex.path("").to_string_lossy().into_owned(),
+        plain.path("").to_string_lossy().into_owned(),
+    ];
+    let options = DiscoveryOptions::resolve(&khome, &config, home.path("").as_path());
+    let set = skill_core::discover(&options).0;
+    let listed: Vec<String> = set.visible().iter().map(|s| s.name.clone()).collect();
+    assert_eq!(listed.len(), 8, "{listed:?}");
+    for name in ["skill-creator", "gh-fix-ci", "sora", "mine"] {
+        assert!(listed.contains(&name.to_owned()), "{name}: {listed:?}");
+    }
+    assert!(!listed.contains(&"hidden".to_owned()));
+    // Each dot-folder is an external root of its own, in Codex's order.
+    let gh = set
+        .visible()
+        .into_iter()
+        .find(|s| s.name == "gh-fix-ci")
+        .unwrap();
+    assert_eq!(gh.qualified_id(), "external-2:gh-fix-ci");
+    let creator = set
+        .visible()
+        .into_iter()
+        .find(|s| s.name == "skill-creator")
+        .unwrap();
+    assert_eq!(creator.qualified_id(), "external:skill-creator");
+}

@@ -212,3 +212,123 @@ fn an_oversized_skill_md_is_cut_for_the_model() {
         &content[content.len() - 200..]
     );
 }
+
+#[test]
+fn skills_list_pages_stay_under_the_cap_and_say_where_to_go_on() {
+    use skill_core::{ListPage, skills_list_page};
+    let tree = Tree::new();
+    for i in 0..250 {
+        tree.skill(
+            &format!("c{}/skill-{i:03}", i % 4),
+            &format!("skill-{i:03}"),
+            &format!(
+                "Use when task {i} comes up, {}",
+                "with many words ".repeat(20)
+            ),
+        );
+    }
+    tree.file(
+        "manual/SKILL.md",
+        "---\nname: manual\ndescription: Use when asked\ndisable-model-invocation: true\n---\nBody.\n",
+    );
+    let set = discover_roots(vec![root(tree.dir.path().to_path_buf(), Scope::User)]);
+    let mut seen = Vec::new();
+    let mut offset = 0;
+    let mut pages = 0;
+    loop {
+        let page = skills_list_page(
+            &set,
+            &ListPage {
+                category: None,
+                offset,
+                limit: 100,
+                max_chars: 30_000,
+            },
+        );
+        pages += 1;
+        assert!(page.to_string().len() <= 30_000, "page {pages} too long");
+        assert_eq!(
+            page["count"],
+            json!(250),
+            "manual-only skills are not listed"
+        );
+        let rows = page["skills"].as_array().unwrap();
+        assert!(!rows.is_empty());
+        seen.extend(rows.iter().map(|r| r["name"].as_str().unwrap().to_owned()));
+        match page.get("next_offset") {
+            Some(next) => {
+                offset = next.as_u64().unwrap() as usize;
+                assert_eq!(offset, seen.len());
+                assert!(
+                    page["hint"]
+                        .as_str()
+                        .unwrap()
+                        .contains(&format!("offset {offset}"))
+                );
+            }
+            None => break,
+        }
+    }
+    assert!(pages >= 4, "the cap split the pages: {pages}");
+    assert_eq!(seen.len(), 250);
+    let unique: std::collections::BTreeSet<&String> = seen.iter().collect();
+    assert_eq!(unique.len(), 250);
+    assert!(!seen.iter().any(|n| n == "manual"));
+    // A category narrows, and a small limit pages too.
+    let page = skills_list_page(
+        &set,
+        &ListPage {
+            category: Some("c1"),
+            offset: 0,
+            limit: 10,
+            max_chars: 30_000,
+        },
+    );
+    assert_eq!(page["count"], json!(63));
+    assert_eq!(page["skills"].as_array().unwrap().len(), 10);
+    assert_eq!(page["next_offset"], json!(10));
+    // Past the end: nothing, and no next page.
+    let page = skills_list_page(
+        &set,
+        &ListPage {
+            category: None,
+            offset: 999,
+            limit: 10,
+            max_chars: 30_000,
+        },
+    );
+    assert!(page["skills"].as_array().unwrap().is_empty());
+    assert!(page.get("next_offset").is_none());
+}
+
+#[test]
+fn other_runtimes_fields_are_shown_and_prerequisites_decide_readiness() {
+    let tree = Tree::new();
+    tree.file(
+        "notion/SKILL.md",
+        "---\nname: notion\ndescription: Use when editing Notion pages\nallowed-tools: Read, Bash(curl:*)\nrequires:\n  mcp: [notion]\ndependencies: [requests]\nprerequisites:\n  env_vars: [NOTION_TEST_KEY_UNSET_29]\n  commands: [sh, knack-test-no-such-command]\nmetadata:\n  short-description: Notion pages\n---\nBody.\n",
+    );
+    tree.file(
+        "ready/SKILL.md",
+        "---\nname: ready\ndescription: Use when ready\nprerequisites:\n  commands: [sh]\n---\nBody.\n",
+    );
+    let set = discover_roots(vec![root(tree.dir.path().to_path_buf(), Scope::User)]);
+    let out = view(&set, "notion", None);
+    assert_eq!(out["short_description"], json!("Notion pages"));
+    assert_eq!(out["allowed_tools"], json!(["Read", "Bash(curl:*)"]));
+    assert_eq!(out["requires_mcp"], json!(["notion"]));
+    assert_eq!(out["dependencies"], json!(["requests"]));
+    assert_eq!(
+        out["missing_commands"],
+        json!(["knack-test-no-such-command"])
+    );
+    assert_eq!(
+        out["missing_required_environment_variables"],
+        json!(["NOTION_TEST_KEY_UNSET_29"])
+    );
+    assert_eq!(out["readiness_status"], json!("setup_needed"));
+    let ready = view(&set, "ready", None);
+    assert_eq!(ready["readiness_status"], json!("available"));
+    assert!(ready.get("missing_commands").is_none());
+    assert!(ready.get("allowed_tools").is_none());
+}

@@ -253,3 +253,49 @@ fn accept_dangerous_only_lifts_what_the_source_named_allows() {
     assert!(!home.audit_log().contains("OVERRIDE"));
     assert_eq!(home.audit_log().lines().count(), 1);
 }
+
+#[test]
+fn check_answers_for_80_skills_of_one_repository_from_one_fetch() {
+    let mut files: Vec<(String, String)> = (0..80)
+        .map(|i| {
+            let name = format!("skill-{i:02}");
+            (
+                format!("skills/{name}/SKILL.md"),
+                skill_md(&name, &format!("Use when task {i} comes up"), "Steps."),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let repo = git_repo(&borrowed);
+    let home = Home::new();
+    let hub = home.hub();
+    let base = format!("git+{}", file_url(repo.path()));
+    let members = block_on(hub.stage_collection(&base, &InstallOptions::default())).unwrap();
+    assert_eq!(members.len(), 80);
+    for m in members {
+        hub.install(m.staged.unwrap(), |_| Ok(())).unwrap();
+    }
+    // Two skills change upstream.
+    for i in [7, 41] {
+        files[i].1.push_str("\nA new step.\n");
+        std::fs::write(repo.path().join(&files[i].0), &files[i].1).unwrap();
+    }
+    git(repo.path(), &["commit", "-qam", "change two"]);
+    let statuses = block_on(hub.check(None)).unwrap();
+    assert_eq!(statuses.len(), 80);
+    for s in &statuses {
+        let expected = if s.name == "skill-07" || s.name == "skill-41" {
+            skill_hub::CheckStatus::UpdateAvailable
+        } else {
+            skill_hub::CheckStatus::UpToDate
+        };
+        assert_eq!(s.status, expected, "{}", s.name);
+    }
+    // Lock order is kept.
+    assert_eq!(statuses[0].name, "skill-00");
+    assert_eq!(statuses[79].name, "skill-79");
+    assert!(walk_files(&home.path(".hub/quarantine")).is_empty());
+}
