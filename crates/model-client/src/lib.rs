@@ -24,6 +24,7 @@ pub use responses::ResponsesClient;
 pub use retry::RetryPolicy;
 pub use transport::{
     ClientSettings, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_REASONING_MAX_OUTPUT_TOKENS, ModelTimeouts,
+    default_base_url,
 };
 pub use types::{
     ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, ReasoningItem, RequestPurpose,
