@@ -5,6 +5,7 @@ mod agent;
 mod client;
 mod context;
 mod discovery;
+mod eval;
 mod file_write;
 mod guard;
 mod library;
@@ -129,6 +130,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "search",
         run: search::run,
+    },
+    Group {
+        name: "eval",
+        run: eval::run,
     },
 ];
 
