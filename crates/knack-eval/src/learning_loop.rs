@@ -659,6 +659,19 @@ fn markdown(
             c.misfires
         );
     }
+    let stray = runs
+        .iter()
+        .filter(|r| {
+            r.arm != Arm::Learning
+                && !(r.metrics.skills.created.is_empty() && r.metrics.skills.patched.is_empty())
+        })
+        .count();
+    if stray > 0 {
+        let _ = writeln!(
+            md,
+            "\n{stray} run(s) outside the learning arm wrote a skill in the foreground; each such library was discarded before the next instance, but that run's tokens include the write."
+        );
+    }
     let failures: Vec<&LoopRun> = runs
         .iter()
         .filter(|r| r.metrics.error.is_some() || r.metrics.passed == Some(false))
