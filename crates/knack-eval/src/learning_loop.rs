@@ -623,6 +623,9 @@ fn markdown(
         }
         md.push('\n');
     }
+    if reps.is_empty() {
+        md.push_str("Only control families were chosen: there is no learning curve or headline, only the control rows below.\n\n");
+    }
     md.push_str("## Per repetition (task families)\n\n| arm | k | runs | pass rate | tokens | fresh tokens | cost USD | uncached cost USD | tool calls | review tokens | created | patched | activated | silent bypass |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for arm in arms {
         for r in reps.iter().filter(|r| r.arm == *arm) {
