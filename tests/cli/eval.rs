@@ -671,3 +671,96 @@ fn bad_eval_inputs_are_usage_errors_naming_the_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bogus"));
 }
+
+#[test]
+fn ctrl_c_finishes_the_run_in_flight_writes_the_report_and_exits_130() {
+    use std::io::BufRead as _;
+    use std::sync::{Arc, Condvar, Mutex};
+
+    let env = Env::new();
+    let evals = tempfile::tempdir().unwrap();
+    write_families(evals.path(), &["alpha", "beta"], &[1, 2]);
+    // The first request waits until the test lets it go: the eval is
+    // interrupted while its first run is in flight, whatever the machine's speed.
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let server = MockModelServer::start_blocking().unwrap();
+    let policy_gate = Arc::clone(&gate);
+    let (arrived_tx, arrived_rx) = std::sync::mpsc::channel::<()>();
+    let arrived_tx = Mutex::new(arrived_tx);
+    server.set_policy(move |request| {
+        let _ = arrived_tx.lock().unwrap().send(());
+        let (open, wake) = &*policy_gate;
+        let mut opened = open.lock().unwrap();
+        while !*opened {
+            opened = wake.wait(opened).unwrap();
+        }
+        policy(request)
+    });
+    let out = env.home.path().join("interrupted");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("knack"))
+        .args(["eval", "loop"])
+        .arg(evals.path())
+        .args([
+            "--seeds",
+            "1",
+            "--arms",
+            "baseline",
+            "--families",
+            "count",
+            "--out",
+        ])
+        .arg(&out)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("KNACK_HOME", env.home.path())
+        .env("KNACK_BUNDLED_SKILLS", env.bundle.path())
+        .env("KNACK_BASE_URL", server.base_url())
+        .env("KNACK_MODEL", "mock-model")
+        .current_dir(env.cwd.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (line_tx, line_rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = line_tx.send(line);
+        }
+    });
+    arrived_rx.recv().unwrap();
+    // Only the eval gets the signal (not its child session), as `kill -INT` would send it.
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    while !line_rx.recv().unwrap().contains("interrupted") {}
+    let (open, wake) = &*gate;
+    *open.lock().unwrap() = true;
+    wake.notify_all();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let report = read_json(&out.join("report.json"));
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let first = runs.iter().find(|r| r["repetition"] == 1).unwrap();
+    assert_eq!(
+        first["passed"], true,
+        "the run in flight finished and was verified: {first}"
+    );
+    let second = runs.iter().find(|r| r["repetition"] == 2).unwrap();
+    assert_eq!(second["passed"], Value::Null);
+    assert!(
+        second["error"].as_str().unwrap().contains("not run"),
+        "{second}"
+    );
+    // Nothing but the first run's session reached the model.
+    let sessions: BTreeSet<String> = server
+        .chat_requests()
+        .iter()
+        .filter_map(|r| r.session().map(str::to_owned))
+        .collect();
+    assert_eq!(sessions.len(), 1);
+}

@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::json;
 use tempfile::TempDir;
@@ -207,7 +209,7 @@ pub fn run_loop(
         })
         .map(|(_, f, _)| f.instances.len())
         .sum();
-    let progress = Progress::new(total_runs, ctx.progress);
+    let progress = Progress::new(total_runs, ctx.progress, Arc::clone(&ctx.interrupted));
 
     // Phase 1: the task families.
     let jobs: Vec<(usize, &Family, Arm)> = (0..ctx.seeds)

@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -13,11 +13,13 @@ pub struct Progress {
     bar: ProgressBar,
     stop: Mutex<Option<String>>,
     stopped: AtomicBool,
+    interrupted: Arc<AtomicBool>,
 }
 
 impl Progress {
     /// A bar counting `total` agent runs; drawn only when `visible` and stderr is a terminal.
-    pub fn new(total: usize, visible: bool) -> Self {
+    /// `interrupted` is the Ctrl-C flag: once set, no further runs start.
+    pub fn new(total: usize, visible: bool, interrupted: Arc<AtomicBool>) -> Self {
         let bar = if visible && std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total as u64);
             if let Ok(style) = ProgressStyle::with_template(
@@ -33,6 +35,7 @@ impl Progress {
             bar,
             stop: Mutex::new(None),
             stopped: AtomicBool::new(false),
+            interrupted,
         }
     }
 
@@ -49,15 +52,21 @@ impl Progress {
     }
 
     pub fn stopped(&self) -> bool {
-        self.stopped.load(Ordering::SeqCst)
+        self.stopped.load(Ordering::SeqCst) || self.interrupted.load(Ordering::SeqCst)
     }
 
     /// Why the runs stopped early, if they did.
     pub fn stop_reason(&self) -> Option<String> {
-        self.stop
+        let reason = self
+            .stop
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .clone();
+        reason.or_else(|| {
+            self.interrupted
+                .load(Ordering::SeqCst)
+                .then(|| "interrupted (Ctrl-C)".to_owned())
+        })
     }
 
     pub fn finish(&self) {

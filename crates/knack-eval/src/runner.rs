@@ -5,6 +5,8 @@
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use agent_loop::SessionStore;
@@ -50,9 +52,15 @@ pub struct EvalContext {
     pub seeds: usize,
     /// Draw a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
+    /// Set when the user pressed Ctrl-C: no further runs start, and the
+    /// report of what ran is still written.
+    pub interrupted: Arc<AtomicBool>,
     /// The knack version, for the report.
     pub version: String,
 }
+
+/// The exit code of a `knack run` stopped by Ctrl-C (CONTRACT.md).
+pub const INTERRUPTED: i32 = 130;
 
 /// One session to run.
 #[derive(Debug, Clone)]
@@ -95,6 +103,9 @@ impl SessionOutcome {
     /// Why the run is an error rather than a result: the model never
     /// answered (provider down, bad key), or the agent could not start.
     pub fn infrastructure_error(&self) -> Option<String> {
+        if self.exit_code == Some(INTERRUPTED) {
+            return Some("interrupted (Ctrl-C) before the run ended".to_owned());
+        }
         if self.trace.model_answered {
             return None;
         }

@@ -6,6 +6,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::json;
 
@@ -98,7 +100,7 @@ pub fn run_skill_ab(
             }
         }
     }
-    let progress = Progress::new(jobs.len(), ctx.progress);
+    let progress = Progress::new(jobs.len(), ctx.progress, Arc::clone(&ctx.interrupted));
     let relevant = vec![skill.to_owned()];
     let records = run_all(
         jobs,
@@ -230,7 +232,7 @@ pub fn run_skill_ab(
 pub(crate) fn not_run() -> RunMetrics {
     RunMetrics {
         passed: None,
-        error: Some("not run: an earlier run could not reach the provider".into()),
+        error: Some("not run: the eval stopped early (see the other errors)".into()),
         tokens: Default::default(),
         tokens_total: 0,
         tool_calls: 0,

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::json;
 
@@ -98,7 +100,7 @@ pub fn run_triggers(
     let jobs: Vec<(usize, &TriggerCase)> = (0..ctx.seeds)
         .flat_map(|seed| cases.iter().map(move |c| (seed, c)))
         .collect();
-    let progress = Progress::new(jobs.len(), ctx.progress);
+    let progress = Progress::new(jobs.len(), ctx.progress, Arc::clone(&ctx.interrupted));
     let results = run_all(jobs, ctx.jobs, |(seed, case)| -> Result<PromptResult> {
         let expected = case.expected.clone().unwrap_or_else(|| "none".to_owned());
         if progress.stopped() {
@@ -109,7 +111,7 @@ pub fn run_triggers(
                 ok: false,
                 seed,
                 tokens: Tokens::default(),
-                error: Some("not run: an earlier run could not reach the provider".into()),
+                error: Some("not run: the eval stopped early (see the other errors)".into()),
             });
         }
         let outcome = runner::run_session(

@@ -2,6 +2,8 @@
 //! against the user's library, and hands the work to the `knack-eval` crate.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use knack_eval::{AgentCommand, EvalContext, ProviderInfo, spec};
 use serde_json::json;
@@ -9,6 +11,9 @@ use serde_json::json;
 use crate::cli::{EvalArgs, EvalCommand};
 use crate::context::Context;
 use crate::exit;
+
+/// Exit code after Ctrl-C (CONTRACT.md).
+const INTERRUPTED: u8 = 130;
 
 /// Seeds of `loop` by default: one full Latin square over a five-instance family.
 const LOOP_SEEDS: usize = 5;
@@ -25,6 +30,7 @@ pub fn run(cmd: EvalCommand) -> anyhow::Result<u8> {
             let summary =
                 json!({"recall": outcome.overall.recall, "precision": outcome.overall.precision});
             finish(
+                &eval,
                 &common,
                 &outcome.report,
                 summary,
@@ -47,6 +53,7 @@ pub fn run(cmd: EvalCommand) -> anyhow::Result<u8> {
             let outcome = knack_eval::skill_ab::run_skill_ab(&eval, &name, &tasks, &specs, runs)?;
             let summary = json!({"difference": outcome.difference});
             finish(
+                &eval,
                 &common,
                 &outcome.report,
                 summary,
@@ -77,6 +84,7 @@ pub fn run(cmd: EvalCommand) -> anyhow::Result<u8> {
             let outcome = knack_eval::learning_loop::run_loop(&eval, &dir, &selected, &options)?;
             let summary = json!({"headline": outcome.headline});
             finish(
+                &eval,
                 &common,
                 &outcome.report,
                 summary,
@@ -194,8 +202,45 @@ fn context(
         jobs: args.jobs,
         seeds,
         progress: !args.json,
+        interrupted: watch_ctrl_c(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
     })
+}
+
+/// A flag set by Ctrl-C. The runs in flight get the signal from the terminal
+/// too and end; the eval starts no more, writes the report of what ran (its
+/// temp homes, which hold a copy of `.env`, are removed) and exits 130.
+fn watch_ctrl_c() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = Arc::clone(&flag);
+    // The handler is in place before this returns, so no run can start
+    // while Ctrl-C would still end the process at once.
+    let watcher = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .and_then(|runtime| {
+            let signal = runtime.block_on(async {
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            })?;
+            Ok((runtime, signal))
+        });
+    match watcher {
+        Ok((runtime, mut signal)) => {
+            std::thread::spawn(move || {
+                if runtime.block_on(signal.recv()).is_some() {
+                    // Set before saying so: whoever reads the line may rely on it.
+                    set.store(true, Ordering::SeqCst);
+                    eprintln!(
+                        "knack: interrupted; finishing the runs in flight and writing the report"
+                    );
+                }
+            });
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch for Ctrl-C; it will end knack eval at once")
+        }
+    }
+    flag
 }
 
 fn absolute(path: PathBuf) -> PathBuf {
@@ -204,6 +249,7 @@ fn absolute(path: PathBuf) -> PathBuf {
 
 /// Says where the report went; a run that could not reach the provider makes the command fail.
 fn finish(
+    eval: &EvalContext,
     args: &EvalArgs,
     report: &knack_eval::report::WrittenReport,
     summary: serde_json::Value,
@@ -224,6 +270,9 @@ fn finish(
             "knack: report written: {} (also report.json, chart.svg)",
             report.markdown.display()
         );
+    }
+    if eval.interrupted.load(Ordering::SeqCst) {
+        return Ok(INTERRUPTED);
     }
     if errors > 0 {
         let why = stop.unwrap_or_else(|| "see the report".to_owned());
