@@ -8,6 +8,7 @@ mod discovery;
 mod eval;
 mod file_write;
 mod guard;
+mod hub;
 mod library;
 mod manage;
 mod mcp;
@@ -130,6 +131,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "search",
         run: search::run,
+    },
+    Group {
+        name: "hub",
+        run: hub::run,
     },
     Group {
         name: "eval",
