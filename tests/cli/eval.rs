@@ -826,3 +826,31 @@ fn the_curated_arm_starts_with_the_family_skill_under_its_own_name() {
         "{headline:?}"
     );
 }
+
+#[test]
+fn a_project_skill_is_refused_because_no_run_could_see_it() {
+    let env = Env::new();
+    std::fs::create_dir(env.cwd.path().join(".git")).unwrap();
+    write_file(
+        &env.cwd.path().join(".knack/skills/lint/SKILL.md"),
+        "---\nname: lint\ndescription: Lint this repository. Use when linting.\n---\nRun the linter.\n",
+    );
+    let trusted = env.knack().args(["skills", "trust"]).output().unwrap();
+    assert!(trusted.status.success());
+    let file = env.cwd.path().join("triggers.yaml");
+    write_file(&file, "- {prompt: lint it, skill: lint}\n");
+    let out = env
+        .knack()
+        .env("KNACK_MODEL", "m")
+        .env("KNACK_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["eval", "triggers"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("project skill") && stderr.contains("temp workspaces"),
+        "{stderr}"
+    );
+}
