@@ -325,6 +325,23 @@ fn render_skill_block(
     out
 }
 
+/// The skills `line` invokes and `preloads` name, in that order. A line or
+/// name that resolves to nothing adds nothing: the caller has refused it
+/// already, or it is plain text.
+pub fn invoked_skills<'a>(set: &'a SkillSet, line: &str, preloads: &[String]) -> Vec<&'a Skill> {
+    let mut skills: Vec<&Skill> = preloads
+        .iter()
+        .filter_map(|name| match set.resolve(name) {
+            Resolution::Found(skill) => Some(skill),
+            _ => None,
+        })
+        .collect();
+    if let Ok(Some(invocation)) = parse_invocation(line, set) {
+        skills.extend(invocation.skills);
+    }
+    skills
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -182,6 +182,16 @@ pub struct ModelArgs {
     pub model: Option<String>,
 }
 
+impl ModelArgs {
+    /// The flags as the session setup takes them.
+    pub fn flags(&self) -> agent_loop::setup::ModelFlags {
+        agent_loop::setup::ModelFlags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Args, Default)]
 pub struct ChatArgs {
     /// Continue a stored session: its id or a unique start of it (see `knack sessions list`)

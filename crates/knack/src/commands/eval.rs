@@ -163,7 +163,8 @@ fn context(
     if seeds == 0 {
         return Err(exit::usage("--seeds must be at least 1"));
     }
-    let resolution = super::model::resolve_settings(ctx, &args.model)?;
+    let resolution =
+        agent_loop::setup::resolve_settings(&ctx.home, &ctx.config, &args.model.flags())?;
     let Some(model) = resolution.model else {
         return Err(exit::Coded {
             code: exit::CONFIG,
