@@ -5,6 +5,7 @@ mod agent;
 mod client;
 mod context;
 mod discovery;
+mod eval;
 mod file_write;
 mod guard;
 mod hub;
@@ -134,6 +135,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "hub",
         run: hub::run,
+    },
+    Group {
+        name: "eval",
+        run: eval::run,
     },
 ];
 
