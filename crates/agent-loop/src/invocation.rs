@@ -374,6 +374,34 @@ mod tests {
     }
 
     #[test]
+    fn a_plugin_skill_is_invoked_as_plugin_colon_skill() {
+        let dir = tempfile::tempdir().unwrap();
+        for plugin in ["alpha", "beta"] {
+            let path = dir.path().join(plugin).join("lint");
+            std::fs::create_dir_all(&path).unwrap();
+            std::fs::write(
+                path.join("SKILL.md"),
+                format!("---\nname: lint\ndescription: Use when {plugin} lints\n---\nLint.\n"),
+            )
+            .unwrap();
+        }
+        let set = skill_core::discover(&DiscoveryOptions::with_roots(vec![SkillRoot {
+            path: dir.path().to_path_buf(),
+            scope: Scope::Plugin(skill_core::PLUGIN_NAMESPACE.to_owned()),
+        }]))
+        .0;
+        let inv = parse_invocation("/beta:lint the diff", &set)
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.skills[0].qualified_id(), "plugin:beta/lint");
+        assert_eq!(inv.text, "the diff");
+        assert!(matches!(
+            parse_invocation("/lint the diff", &set),
+            Err(InvocationError::Ambiguous { .. })
+        ));
+    }
+
+    #[test]
     fn stacked_slash_skills_and_text() {
         let (_d, set) = set_with(&[("a/deploy", "deploy"), ("b/logs", "logs")]);
         let inv = parse_invocation("/deploy /logs roll out v2 to /tmp", &set)
