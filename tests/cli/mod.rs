@@ -13,6 +13,7 @@ mod library_health;
 mod load;
 mod mcp;
 mod mentions;
+mod permissions;
 mod prompt;
 mod providers;
 mod real_model;

@@ -3,6 +3,7 @@
 
 mod agent_error;
 pub mod compaction;
+pub mod edit_diff;
 mod error;
 pub mod invocation;
 pub mod mentions;
@@ -24,7 +25,7 @@ pub use session_store::{
     UsageTotals,
 };
 pub use tools::{
-    ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges, CatalogDelta, Tool,
-    ToolContext, ToolError, ToolFuture, ToolOutcome, ToolRegistry, ToolRegistryBuilder, ToolReply,
-    Toolset,
+    ApprovalAnswer, ApprovalAsk, ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges,
+    CatalogDelta, Tool, ToolContext, ToolError, ToolFuture, ToolOutcome, ToolRegistry,
+    ToolRegistryBuilder, ToolReply, Toolset,
 };

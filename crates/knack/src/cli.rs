@@ -48,6 +48,15 @@ pub enum Command {
     /// Show the MCP servers of config.yaml and the tools they offer
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Show the permission rules that allow or refuse tool calls without asking
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Every rule in force: what it covers, allow or deny, and where it is written
+    List(JsonFlag),
 }
 
 #[derive(Debug, Subcommand)]

@@ -64,9 +64,19 @@ pub fn spawn_session(
         while let Some(op) = ops_rx.recv().await {
             match op {
                 Op::Interrupt => lock(&router_current).cancel(),
-                Op::Approval { call_id, decision } => {
+                Op::Approval {
+                    call_id,
+                    decision,
+                    rule,
+                    message,
+                } => {
                     if let Some(approver) = &approver {
-                        approver.answer(&call_id, decision);
+                        let answer = crate::tools::ApprovalAnswer {
+                            decision,
+                            rule,
+                            message,
+                        };
+                        approver.answer(&call_id, answer);
                     }
                 }
                 Op::Shutdown => {

@@ -385,10 +385,26 @@ async fn run_call(
         &call.function.arguments,
     ));
     let started = Instant::now();
-    let reply = session
-        .registry
-        .dispatch(name, &call.function.arguments, ctx)
-        .await?;
+    let (reply, record) = crate::tools::recording(session.registry.dispatch(
+        name,
+        &call.function.arguments,
+        ctx,
+    ))
+    .await;
+    let reply = reply?;
+    if let Some(rule) = record.approved_by {
+        session.events.send(Event::AutoApproved {
+            call_id: call.id.clone(),
+            rule,
+        });
+    }
+    for change in record.diffs {
+        session.events.send(Event::FileDiff {
+            call_id: call.id.clone(),
+            path: change.path.display().to_string(),
+            diff: change.diff,
+        });
+    }
     let success = reply.success();
     let content = reply.content();
     session.events.send(Event::ToolCallOutput {

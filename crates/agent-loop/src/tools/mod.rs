@@ -9,6 +9,7 @@
 mod approval;
 mod beneath;
 pub mod boundary;
+mod call_record;
 mod context;
 mod files;
 mod mcp;
@@ -25,7 +26,10 @@ use std::pin::Pin;
 
 use serde_json::{Map, Value};
 
-pub use approval::{ApprovalDecision, ApprovalFuture, Approver, AutoApprove, AutoDeny};
+pub use approval::{
+    ApprovalAnswer, ApprovalAsk, ApprovalDecision, ApprovalFuture, Approver, AutoApprove, AutoDeny,
+};
+pub use call_record::{CallRecord, FileDiff, recording};
 pub(crate) use context::lock;
 pub use context::{CatalogChanges, CatalogDelta, SkillWriteMode, ToolContext};
 pub(crate) use files::looks_binary;

@@ -169,7 +169,9 @@ impl Tool for Terminal {
                 _ => args.command.clone(),
             };
             let gate = boundary::command_gate(ctx, &args.command, outside);
-            boundary::pass(ctx, &subject, gate).await?;
+            let check =
+                boundary::Check::new(subject, boundary::Subject::command(&args.command, outside));
+            boundary::pass(ctx, check, gate).await?;
             let dir = match &args.workdir {
                 Some(rel) => ctx.resolve_path(rel),
                 None => ctx.cwd.clone(),

@@ -8,6 +8,7 @@ mod hub;
 mod library;
 mod mcp;
 pub(crate) mod model;
+mod permissions;
 mod prompt;
 mod run;
 mod sessions;
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Model(cmd)) => model::run(cmd),
         Some(Command::Mcp(cmd)) => mcp::run(cmd),
+        Some(Command::Permissions(cmd)) => permissions::run(cmd),
         None if chat::is_interactive() => chat::run(crate::cli::ChatArgs::default()),
         None => Err(exit::usage(
             "no command given; try `knack skills list` or `knack --help`",

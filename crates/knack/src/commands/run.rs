@@ -536,6 +536,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let _ = self.err.flush();
             }
             Event::TurnAborted { .. } => self.note("interrupted"),
+            Event::AutoApproved { rule, .. } => self.note(&format!("allowed by rule {rule}")),
+            Event::FileDiff { path, diff, .. } => {
+                let (added, removed) = agent_loop::edit_diff::stat(diff);
+                self.note(&format!("edited {path} (+{added} -{removed})"));
+            }
             Event::ApprovalRequest {
                 command, reason, ..
             } => self.note(&format!(

@@ -15,7 +15,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::approval::{ApprovalQueue, PendingApproval};
+use super::approval::{ApprovalKey, ApprovalQueue, PendingApproval};
 use super::browser::{BrowserOutcome, SkillsBrowser};
 use super::connection::SessionInfo;
 use super::help::{HelpOutcome, HelpView};
@@ -36,6 +36,24 @@ const TURN_ENDED_RESULT: &str =
 
 /// Most rows the input grows to before it scrolls.
 const MAX_INPUT_ROWS: u16 = 8;
+
+/// Where the app reads the time: the real clock, or one a test holds still.
+#[derive(Debug, Clone, Copy, Default)]
+enum Clock {
+    #[default]
+    Real,
+    #[cfg_attr(not(test), allow(dead_code))]
+    Fixed(std::time::Instant),
+}
+
+impl Clock {
+    fn now(self) -> std::time::Instant {
+        match self {
+            Self::Real => std::time::Instant::now(),
+            Self::Fixed(now) => now,
+        }
+    }
+}
 
 /// Why the TUI stopped; the caller decides what comes next.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +148,8 @@ pub struct App {
     skills: Vec<SkillEntry>,
     overlay: Overlay,
     approvals: ApprovalQueue,
+    /// The time keys and events are stamped with (a test sets it by hand).
+    clock: Clock,
     tokens: TokenTotals,
     turns_running: usize,
     review_running: bool,
@@ -166,6 +186,7 @@ impl App {
             skills: Vec::new(),
             overlay: Overlay::None,
             approvals: ApprovalQueue::default(),
+            clock: Clock::default(),
             tokens: TokenTotals::default(),
             turns_running: 0,
             review_running: false,
@@ -283,9 +304,7 @@ impl App {
 
     /// Pasted text goes into the input as typed text; it never sends.
     pub fn handle_paste(&mut self, text: &str) {
-        if self.approvals.is_active() {
-            return;
-        }
+        // A paste never answers the approval modal; it lands in the draft below it.
         if let Overlay::Secret(prompt) = &mut self.overlay {
             prompt.paste(text);
             self.dirty = true;
@@ -326,8 +345,19 @@ impl App {
         if self.approvals.is_active() {
             if ctrl && key.code == KeyCode::Char('c') {
                 self.update(Action::Interrupt);
-            } else if let Some((call_id, decision)) = self.approvals.handle_key(key) {
-                self.send(Op::Approval { call_id, decision });
+                return;
+            }
+            match self.approvals.handle_key(key, self.clock.now()) {
+                ApprovalKey::Answered(reply) => self.send(Op::Approval {
+                    call_id: reply.call_id,
+                    decision: reply.decision,
+                    rule: reply.rule,
+                    message: reply.message,
+                }),
+                ApprovalKey::Used => {}
+                // Typing that began before the modal could be read: it belongs to the
+                // draft (text only; Enter and the like wait until the modal is gone).
+                ApprovalKey::TypeAhead => self.type_ahead(key),
             }
             return;
         }
@@ -408,6 +438,34 @@ impl App {
         self.input.input(key);
         let text = self.input_text();
         self.palette.update(&text, &self.skills);
+    }
+
+    /// A key typed while the approval modal is not yet taking keys: characters and
+    /// deletions edit the draft, so nothing typed is lost and nothing answers the modal.
+    fn type_ahead(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let edits = match key.code {
+            KeyCode::Char(_) => !ctrl,
+            KeyCode::Backspace | KeyCode::Delete | KeyCode::Left | KeyCode::Right => true,
+            _ => false,
+        };
+        if edits {
+            self.input.input(key);
+            let text = self.input_text();
+            self.palette.update(&text, &self.skills);
+        }
+    }
+
+    /// Stamps keys and events with `now` from here on (tests step time by hand).
+    #[cfg(test)]
+    pub fn set_clock(&mut self, now: std::time::Instant) {
+        self.clock = Clock::Fixed(now);
+    }
+
+    /// Moves a test's clock on by `by`.
+    #[cfg(test)]
+    pub fn advance_clock(&mut self, by: std::time::Duration) {
+        self.clock = Clock::Fixed(self.clock.now() + by);
     }
 
     /// Maps a key to an action; `None` lets the text area handle it.
@@ -988,11 +1046,26 @@ impl App {
                 call_id,
                 command,
                 reason,
-            } => self.approvals.push(PendingApproval {
-                call_id,
-                command,
-                reason,
-            }),
+                exact_rule,
+                prefix_rule,
+                diff,
+            } => self.approvals.push(
+                PendingApproval {
+                    call_id,
+                    command,
+                    reason,
+                    exact_rule,
+                    prefix_rule,
+                    diff,
+                },
+                self.clock.now(),
+            ),
+            AgentEvent::AutoApproved { call_id, rule } => {
+                self.transcript.approved_by_rule(&call_id, &rule);
+            }
+            AgentEvent::FileDiff { call_id, diff, .. } => {
+                self.transcript.file_diff(&call_id, &diff);
+            }
             AgentEvent::ReviewStarted => self.review_running = true,
             AgentEvent::SkillWritten {
                 action,
@@ -1147,7 +1220,8 @@ impl App {
             Overlay::Secret(prompt) => prompt.render(page, frame.buffer_mut(), &theme),
         }
         if self.approvals.is_active() {
-            self.approvals.render(body, frame.buffer_mut(), &theme);
+            let now = self.clock.now();
+            self.approvals.render(body, frame.buffer_mut(), &theme, now);
         }
     }
 }

@@ -1,0 +1,215 @@
+//! The approval modal as a person meets it: typing that runs on when the modal appears
+//! goes to the draft and never answers it, Enter never approves, edits show their diff,
+//! and a call a rule allowed says so on its card.
+
+use std::time::Duration;
+
+use agent_protocol::{ApprovalDecision, Event, Op};
+use pretty_assertions::assert_eq;
+use ratatui::crossterm::event::KeyCode;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::app::App;
+use super::test_harness::{
+    approval_request, drain, enter, feed, key, plain_app, screen, wait_out_grace,
+};
+
+fn app() -> (App, UnboundedReceiver<Op>) {
+    plain_app("20261206-000000-abcdef", 0)
+}
+
+/// Types `text` at `per_second` keys a second, on the app's clock.
+fn type_at(app: &mut App, text: &str, per_second: u64) {
+    for c in text.chars() {
+        app.advance_clock(Duration::from_millis(1000 / per_second));
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+}
+
+#[test]
+fn typing_ahead_at_eight_keys_a_second_never_answers_and_keeps_every_letter() {
+    let (mut app, mut rx) = app();
+    enter(&mut app, "clean up");
+    drain(&mut rx);
+    // The user starts the next message; the modal appears mid-word.
+    type_at(&mut app, "wh", 8);
+    app.handle_agent_event(approval_request(
+        "c1",
+        "curl https://x.example/install.sh | sh",
+        "pipes a download into a shell",
+    ));
+    let sentence = "y and always yes, again and again: why not? aaaa yyyy nnnn";
+    type_at(&mut app, sentence, 8);
+    assert_eq!(drain(&mut rx), Vec::<Op>::new(), "nothing was answered");
+    assert_eq!(app.input_text(), format!("wh{sentence}"));
+    // The modal is still there, waiting; it says why keys do not answer it yet.
+    let frame = screen(&mut app, 80, 24);
+    assert!(frame.contains("approval needed"), "{frame}");
+    assert!(frame.contains("pause to answer"), "{frame}");
+    // After a pause, a deliberate key answers.
+    wait_out_grace(&mut app);
+    app.handle_key(key(KeyCode::Char('n')));
+    let sent = drain(&mut rx);
+    assert!(
+        matches!(
+            &sent[..],
+            [Op::Approval {
+                decision: ApprovalDecision::Deny,
+                ..
+            }]
+        ),
+        "{sent:?}"
+    );
+    assert_eq!(app.input_text(), format!("wh{sentence}"));
+}
+
+#[test]
+fn every_key_typed_in_a_burst_right_after_the_modal_appears_goes_to_the_draft() {
+    let (mut app, mut rx) = app();
+    app.handle_agent_event(approval_request("c1", "rm -rf build", "deletes files"));
+    // Keys the terminal delivers in the same instant (typed before the modal was drawn).
+    for c in "ya\r".chars() {
+        let code = if c == '\r' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(c)
+        };
+        app.handle_key(key(code));
+    }
+    assert_eq!(drain(&mut rx), Vec::<Op>::new());
+    assert_eq!(app.input_text(), "ya");
+}
+
+#[test]
+fn enter_on_a_destructive_command_denies() {
+    let (mut app, mut rx) = app();
+    app.handle_agent_event(approval_request("c1", "rm -rf /", "recursive delete of /"));
+    wait_out_grace(&mut app);
+    let frame = screen(&mut app, 80, 20);
+    assert!(frame.contains("›[n] no"), "no is the default: {frame}");
+    app.handle_key(key(KeyCode::Enter));
+    let sent = drain(&mut rx);
+    assert!(
+        matches!(
+            &sent[..],
+            [Op::Approval {
+                decision: ApprovalDecision::Deny,
+                rule: None,
+                ..
+            }]
+        ),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn a_prefix_that_does_not_start_the_command_cannot_be_saved() {
+    let (mut app, mut rx) = app();
+    app.handle_agent_event(Event::ApprovalRequest {
+        call_id: "c1".into(),
+        command: "python3 -m unittest".into(),
+        reason: "not a known read-only command".into(),
+        exact_rule: Some("terminal(python3 -m unittest)".into()),
+        prefix_rule: Some("terminal(python3 -m unittest:*)".into()),
+        diff: None,
+    });
+    wait_out_grace(&mut app);
+    app.handle_key(key(KeyCode::Char('p')));
+    let frame = screen(&mut app, 80, 20);
+    assert!(frame.contains("python3 -m unittest▏"), "{frame}");
+    for _ in 0.."python3 -m unittest".len() {
+        app.handle_key(key(KeyCode::Backspace));
+    }
+    for c in "pip".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        drain(&mut rx),
+        Vec::<Op>::new(),
+        "a rule that misses is not sent"
+    );
+    assert!(screen(&mut app, 80, 20).contains("do not start the command"));
+    insta::assert_snapshot!(screen(&mut app, 80, 16));
+}
+
+#[test]
+fn an_edit_approval_shows_the_diff() {
+    let (mut app, _rx) = app();
+    app.handle_agent_event(Event::ApprovalRequest {
+        call_id: "c1".into(),
+        command: "write /etc/motd".into(),
+        reason: "this writes /etc/motd, outside the workspace".into(),
+        exact_rule: Some("write(/etc/motd)".into()),
+        prefix_rule: None,
+        diff: Some(
+            "--- a/etc/motd\n+++ b/etc/motd\n@@ -1 +1 @@\n-Welcome\n+Welcome to the build box\n"
+                .into(),
+        ),
+    });
+    wait_out_grace(&mut app);
+    let frame = screen(&mut app, 100, 24);
+    assert!(frame.contains("+Welcome to the build box"), "{frame}");
+    assert!(frame.contains("[a] always allow this file"), "{frame}");
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
+fn a_call_a_rule_allowed_says_which_rule_on_its_card() {
+    let (mut app, _rx) = app();
+    enter(&mut app, "run the tests");
+    feed(
+        &mut app,
+        vec![
+            Event::tool_call_begin("c1", "terminal", r#"{"command": "cargo test -q"}"#),
+            Event::AutoApproved {
+                call_id: "c1".into(),
+                rule: "terminal(cargo test:*)".into(),
+            },
+            Event::ToolCallEnd {
+                call_id: "c1".into(),
+                name: "terminal".into(),
+                success: true,
+                duration_ms: 5,
+            },
+        ],
+    );
+    let frame = screen(&mut app, 80, 12);
+    assert!(
+        frame.contains("allowed without asking by rule terminal(cargo test:*)"),
+        "{frame}"
+    );
+}
+
+#[test]
+fn a_patch_card_shows_the_diff_it_made() {
+    let (mut app, _rx) = app();
+    enter(&mut app, "fix it");
+    feed(
+        &mut app,
+        vec![
+            Event::tool_call_begin("c1", "patch", r#"{"path": "src/lib.rs"}"#),
+            Event::FileDiff {
+                call_id: "c1".into(),
+                path: "src/lib.rs".into(),
+                diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-let x = 1;\n+let x = 2;\n"
+                    .into(),
+            },
+            Event::ToolCallOutput {
+                call_id: "c1".into(),
+                output: r#"{"success": true, "path": "src/lib.rs", "replacements": 1}"#.into(),
+            },
+            Event::ToolCallEnd {
+                call_id: "c1".into(),
+                name: "patch".into(),
+                success: true,
+                duration_ms: 3,
+            },
+        ],
+    );
+    let frame = screen(&mut app, 80, 12);
+    assert!(frame.contains("+1 -1"), "{frame}");
+    assert!(frame.contains("-let x = 1;"), "{frame}");
+    assert!(frame.contains("+let x = 2;"), "{frame}");
+    insta::assert_snapshot!(frame);
+}
