@@ -198,10 +198,11 @@ mod tests {
         for policy in [Untrusted, OnRequest, Never] {
             assert_eq!(gate(policy, true, None, Auto), "run");
         }
-        // No annotation or destructive: asks, refused under `never`.
+        // No annotation or destructive: asks (under `never`, `boundary::pass` refuses
+        // what asks unless a permission rule allows it).
         assert_eq!(gate(OnRequest, false, None, Auto), "ask");
         assert_eq!(gate(Untrusted, false, Some(true), Auto), "ask");
-        assert_eq!(gate(Never, false, Some(true), Auto), "refuse");
+        assert_eq!(gate(Never, false, Some(true), Auto), "ask");
         // Additive only: runs under on-request, asks under untrusted.
         assert_eq!(gate(OnRequest, false, Some(false), Auto), "run");
         assert_eq!(gate(Untrusted, false, Some(false), Auto), "ask");
