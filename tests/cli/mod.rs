@@ -13,6 +13,7 @@ mod library_health;
 mod load;
 mod mcp;
 mod mentions;
+mod modes;
 mod permissions;
 mod prompt;
 mod providers;

@@ -224,7 +224,53 @@ pub enum Op {
     RunReview,
     /// Summarise the older history now (`/compact`), whatever its size.
     Compact,
+    /// Switch the approval mode (Shift-Tab in the TUI); the next tool call obeys it.
+    SetMode {
+        mode: ApprovalMode,
+    },
     Shutdown,
+}
+
+/// How file edits are approved (`--mode`, Shift-Tab in the TUI).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Ask before every file edit.
+    AskEdits,
+    /// Edits inside the workspace run without asking (the default).
+    #[default]
+    AutoEdits,
+    /// Read-only: no file edits, no commands that change anything; the model is told
+    /// to plan instead.
+    Plan,
+}
+
+impl ApprovalMode {
+    pub const ALL: [Self; 3] = [Self::AskEdits, Self::AutoEdits, Self::Plan];
+
+    /// The name `--mode` and the status line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AskEdits => "ask-edits",
+            Self::AutoEdits => "auto-edits",
+            Self::Plan => "plan",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.name() == name.trim())
+    }
+
+    /// The mode Shift-Tab switches to.
+    pub fn next(self) -> Self {
+        match self {
+            Self::AutoEdits => Self::AskEdits,
+            Self::AskEdits => Self::Plan,
+            Self::Plan => Self::AutoEdits,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -518,6 +564,18 @@ mod tests {
                        "message": "use the staging host"}),
             ),
             (Op::RunReview, json!({"type": "run_review"})),
+            (
+                Op::SetMode {
+                    mode: ApprovalMode::Plan,
+                },
+                json!({"type": "set_mode", "mode": "plan"}),
+            ),
+            (
+                Op::SetMode {
+                    mode: ApprovalMode::AskEdits,
+                },
+                json!({"type": "set_mode", "mode": "ask-edits"}),
+            ),
             (Op::Shutdown, json!({"type": "shutdown"})),
         ];
         for (op, expected) in cases {

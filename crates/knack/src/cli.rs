@@ -112,9 +112,16 @@ pub struct RunArgs {
     /// Run commands the terminal tool would ask about, without asking
     #[arg(long)]
     pub yolo: bool,
+    /// How file edits are approved: ask-edits (each edit asks; headless, refused unless
+    /// a rule allows it), auto-edits (the default), plan (read-only)
+    #[arg(long, value_name = "MODE", value_parser = APPROVAL_MODES)]
+    pub mode: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 }
+
+/// The names `--mode` takes (agent_protocol::ApprovalMode).
+const APPROVAL_MODES: [&str; 3] = ["ask-edits", "auto-edits", "plan"];
 
 /// Which provider and model a command talks to (`run`, `chat`, `sessions compact`).
 #[derive(Debug, Args, Default, Clone, PartialEq, Eq)]
@@ -135,6 +142,10 @@ pub struct ChatArgs {
     /// Preload a skill for the session (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,
+    /// How file edits are approved at the start: ask-edits, auto-edits (the default) or
+    /// plan (read-only); Shift-Tab cycles them in the TUI
+    #[arg(long, value_name = "MODE", value_parser = APPROVAL_MODES)]
+    pub mode: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 }

@@ -63,6 +63,9 @@ impl Session {
             if let Some(note) = self.mcp_tools_note() {
                 self.record(ChatMessage::user(note))?;
             }
+            if let Some(note) = self.mode_note() {
+                self.record(ChatMessage::user(note))?;
+            }
             // What streamed so far survives the request future being dropped.
             let partial = Mutex::new(String::new());
             let result = tokio::select! {
@@ -212,6 +215,31 @@ impl Session {
                 self.calls_since_skill_write += 1;
             }
         }
+    }
+
+    /// When the user switched the approval mode since the model last heard, one short
+    /// user-role note says what the new mode allows (the system prompt stays frozen).
+    fn mode_note(&mut self) -> Option<String> {
+        use agent_protocol::ApprovalMode;
+        let mode = self.ctx.approval_mode();
+        if mode == self.told_mode {
+            return None;
+        }
+        self.told_mode = mode;
+        Some(match mode {
+            ApprovalMode::Plan => "[Approval mode: plan] The user wants a plan, not changes: \
+                 this session is read-only now. Read and search freely, run only commands \
+                 that change nothing, and answer with the plan (what you would change, where \
+                 and why). File edits and other commands are refused until the user leaves \
+                 plan mode."
+                .to_owned(),
+            ApprovalMode::AskEdits => "[Approval mode: ask-edits] You may change files again; \
+                 the user approves each edit before it is made."
+                .to_owned(),
+            ApprovalMode::AutoEdits => "[Approval mode: auto-edits] You may change files in \
+                 the workspace again without the user approving each edit."
+                .to_owned(),
+        })
     }
 
     /// When skills appeared or disappeared since the model last heard, one

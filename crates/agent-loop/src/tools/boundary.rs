@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_protocol::ApprovalMode;
 use knack_config::{Action, PermissionRule, SandboxMode};
 use knack_sandbox::{SandboxPolicy, resolve_existing_prefix};
 
@@ -365,6 +366,14 @@ pub fn sandbox_missing_reason() -> Option<String> {
 pub fn command_gate(ctx: &ToolContext, command: &str, outside_sandbox: bool) -> Gate {
     let agent = &ctx.config.agent;
     let policy = agent.approval;
+    if ctx.approval_mode() == ApprovalMode::Plan {
+        if outside_sandbox {
+            return plan_refusal("runs outside the sandbox");
+        }
+        if let Err(why) = super::read_only::check(command) {
+            return plan_refusal(&format!("may change things ({why})"));
+        }
+    }
     if outside_sandbox && agent.sandbox != SandboxMode::FullAccess {
         return Gate::ask(
             "the command asks to run outside the sandbox, with the user's full rights".to_owned(),
@@ -392,6 +401,16 @@ pub fn command_gate(ctx: &ToolContext, command: &str, outside_sandbox: bool) -> 
         ));
     }
     Gate::Run
+}
+
+/// The refusal for something that would change things while the user plans.
+fn plan_refusal(what: &str) -> Gate {
+    Gate::Refuse {
+        error: format!("refused: the session is in plan mode (read-only) and this {what}."),
+        hint: "Read and search as needed, then set out the plan: what you would change and \
+               how. The user leaves plan mode with Shift-Tab (or --mode)."
+            .to_owned(),
+    }
 }
 
 /// What a file tool may do with a path.
@@ -554,6 +573,22 @@ fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
             };
         }
     }
+    let mode = ctx.approval_mode();
+    if mode == ApprovalMode::Plan {
+        return plan_refusal(&format!("writes {}", path.display()));
+    }
+    let gate = sandbox_write_gate(ctx, path);
+    if gate == Gate::Run && mode == ApprovalMode::AskEdits {
+        return Gate::ask(format!(
+            "the approval mode is ask-edits: every edit waits for you ({})",
+            path.display()
+        ));
+    }
+    gate
+}
+
+/// What the sandbox setting says about a write to `path`.
+fn sandbox_write_gate(ctx: &ToolContext, path: &Path) -> Gate {
     let agent = &ctx.config.agent;
     match agent.sandbox {
         SandboxMode::FullAccess => Gate::Run,
@@ -595,6 +630,9 @@ pub fn mcp_tool_gate(ctx: &ToolContext, name: &str, hints: McpToolHints) -> Gate
     let policy = ctx.config.agent.approval;
     // "Always" saves a rule for this one tool (`Subject::McpTool`): approving one tool
     // says nothing of the others.
+    if ctx.approval_mode() == ApprovalMode::Plan && !hints.read_only {
+        return plan_refusal(&format!("calls {name}, which does not say it only reads"));
+    }
     match hints.approval {
         McpApproval::Never => Gate::Run,
         McpApproval::Always => Gate::ask(format!(

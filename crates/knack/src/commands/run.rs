@@ -182,6 +182,11 @@ async fn run_async(
             .unwrap_or(ctx.config.agent.max_iterations),
         review: !args.no_review,
         approver,
+        mode: args
+            .mode
+            .as_deref()
+            .and_then(agent_protocol::ApprovalMode::from_name)
+            .unwrap_or_default(),
         context_window: choice.context_window,
         mcp: start_mcp_servers(&ctx).await,
         ..SessionOptions::new(

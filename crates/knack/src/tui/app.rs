@@ -4,7 +4,7 @@
 //! Everything here is synchronous and terminal-free, so tests drive it with
 //! key events and agent events and read back the ops it sent and the frames it drew.
 
-use agent_protocol::{Event as AgentEvent, Op, SkillLoadVia, TurnAbortReason};
+use agent_protocol::{ApprovalMode, Event as AgentEvent, Op, SkillLoadVia, TurnAbortReason};
 use ratatui::Frame;
 use ratatui::crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
@@ -105,6 +105,8 @@ enum Action {
     Refresh,
     /// Clear the terminal and repaint everything (ctrl-l).
     Redraw,
+    /// Switch to the next approval mode (shift-tab).
+    CycleMode,
 }
 
 /// Finds the full id of a stored session from what the user typed (an id or
@@ -473,6 +475,9 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if key.code == KeyCode::BackTab {
+            return Some(Action::CycleMode);
+        }
         let text = self.input_text();
         if self.palette.is_open() {
             match key.code {
@@ -600,6 +605,24 @@ impl App {
             }
             Action::Refresh => {}
             Action::Redraw => self.clear_screen = true,
+            Action::CycleMode => {
+                let mode = self.info.mode.next();
+                self.info.mode = mode;
+                self.send(Op::SetMode { mode });
+                let what = match mode {
+                    ApprovalMode::AskEdits => "ask-edits: every file edit waits for your approval",
+                    ApprovalMode::AutoEdits => {
+                        "auto-edits: edits inside the workspace run without asking"
+                    }
+                    ApprovalMode::Plan => {
+                        "plan: read-only; the model plans and changes nothing until you switch back"
+                    }
+                };
+                self.note(
+                    NoteKind::Info,
+                    format!("approval mode {what} (shift-tab switches)"),
+                );
+            }
         }
     }
 
@@ -1183,6 +1206,7 @@ impl App {
             review_running: self.review_running,
             hint: self.hint.as_deref(),
             tick: self.tick,
+            mode: self.info.mode,
         };
         status::render(
             status_area,

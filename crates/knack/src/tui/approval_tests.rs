@@ -213,3 +213,33 @@ fn a_patch_card_shows_the_diff_it_made() {
     assert!(frame.contains("+let x = 2;"), "{frame}");
     insta::assert_snapshot!(frame);
 }
+
+#[test]
+fn shift_tab_cycles_the_approval_mode_and_the_status_line_shows_it() {
+    let (mut app, mut rx) = app();
+    let status = |app: &mut App| screen(app, 100, 10).lines().last().unwrap_or("").to_owned();
+    assert!(!status(&mut app).contains("⏸"), "auto-edits shows nothing");
+    let mut modes = Vec::new();
+    for _ in 0..3 {
+        app.handle_key(ratatui::crossterm::event::KeyEvent::new(
+            KeyCode::BackTab,
+            ratatui::crossterm::event::KeyModifiers::SHIFT,
+        ));
+        modes.push(status(&mut app));
+    }
+    assert!(modes[0].contains("⏸ ask-edits"), "{}", modes[0]);
+    assert!(modes[1].contains("⏸ plan mode"), "{}", modes[1]);
+    assert!(!modes[2].contains("⏸"), "{}", modes[2]);
+    use agent_protocol::ApprovalMode;
+    assert_eq!(
+        drain(&mut rx),
+        [
+            ApprovalMode::AskEdits,
+            ApprovalMode::Plan,
+            ApprovalMode::AutoEdits
+        ]
+        .map(|mode| Op::SetMode { mode })
+        .to_vec()
+    );
+    assert!(screen(&mut app, 100, 20).contains("approval mode plan: read-only"));
+}

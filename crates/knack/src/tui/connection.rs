@@ -33,6 +33,8 @@ pub struct SessionInfo {
     /// One line per configured MCP server: its state and tool count
     /// (`/mcp` shows them; failures are shown when the session starts).
     pub mcp_servers: Vec<McpServerLine>,
+    /// How file edits are approved; Shift-Tab cycles it (shown in the status line).
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 /// An MCP server as the TUI reports it.
@@ -74,6 +76,8 @@ pub struct ChatOptions {
     pub preload: Vec<String>,
     /// `--provider` / `--model` from the command line.
     pub model: crate::commands::model::ModelFlags,
+    /// The approval mode the session starts in (`--mode`, or the last session's).
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 /// Starts (or resumes) an agent session for the TUI. The session runs in its
@@ -102,6 +106,7 @@ pub async fn connect_agent(
         preload: options.preload.clone(),
         resume: options.resume.clone(),
         approver,
+        mode: options.mode,
         context_window: choice.context_window,
         mcp,
         ..SessionOptions::new(
@@ -122,6 +127,7 @@ pub async fn connect_agent(
         model: choice.model,
         context_window: window as u64,
         mcp_servers,
+        mode: options.mode,
     };
     let history = if options.resume.is_some() {
         session.history().to_vec()
@@ -158,6 +164,7 @@ pub mod echo {
             model: "echo".into(),
             context_window: 0,
             mcp_servers: Vec::new(),
+            mode: agent_protocol::ApprovalMode::default(),
         };
         let started = Event::SessionStarted {
             session_id: info.session_id.clone(),
@@ -202,7 +209,7 @@ pub mod echo {
                             after_tokens: 1200,
                         });
                     }
-                    Op::Approval { .. } => {}
+                    Op::Approval { .. } | Op::SetMode { .. } => {}
                     Op::Shutdown => break,
                 }
             }

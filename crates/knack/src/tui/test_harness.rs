@@ -19,6 +19,7 @@ pub fn session_info(session_id: &str, context_window: u64) -> SessionInfo {
         model: "test-model".into(),
         context_window,
         mcp_servers: Vec::new(),
+        mode: agent_protocol::ApprovalMode::default(),
     }
 }
 
