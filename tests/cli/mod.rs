@@ -33,3 +33,4 @@ mod sync;
 mod tool;
 mod tool_preview;
 mod trust;
+mod web_fetch;

@@ -224,9 +224,16 @@ pub struct AgentConfig {
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
-            toolsets: ["skills", "terminal", "file", "memory", "session_search"]
-                .map(String::from)
-                .to_vec(),
+            toolsets: [
+                "skills",
+                "terminal",
+                "file",
+                "memory",
+                "session_search",
+                "web",
+            ]
+            .map(String::from)
+            .to_vec(),
             max_iterations: 50,
             system_message: None,
             yolo: false,

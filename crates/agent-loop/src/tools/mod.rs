@@ -20,6 +20,7 @@ mod schema;
 mod session_search;
 mod skills;
 mod terminal;
+mod web_fetch;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -91,18 +92,21 @@ pub enum Toolset {
     File,
     Memory,
     SessionSearch,
+    /// `web_fetch`: pages read by knack itself, each site approved by the user.
+    Web,
     /// Tools of the configured MCP servers (`mcp_servers`), not switched by `agent.toolsets`.
     Mcp,
 }
 
 impl Toolset {
     /// The built-in toolsets (`agent.toolsets`); MCP tools come from config.yaml's servers.
-    pub const ALL: [Toolset; 5] = [
+    pub const ALL: [Toolset; 6] = [
         Toolset::Skills,
         Toolset::Terminal,
         Toolset::File,
         Toolset::Memory,
         Toolset::SessionSearch,
+        Toolset::Web,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -112,6 +116,7 @@ impl Toolset {
             Toolset::File => "file",
             Toolset::Memory => "memory",
             Toolset::SessionSearch => "session_search",
+            Toolset::Web => "web",
             Toolset::Mcp => "mcp",
         }
     }

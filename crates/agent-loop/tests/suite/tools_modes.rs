@@ -98,3 +98,40 @@ async fn auto_edits_writes_without_asking() {
         .await;
     assert_ok(&out);
 }
+
+#[tokio::test]
+async fn web_fetch_always_saves_the_domain_and_never_more() {
+    /// Answers "always" for this domain, and counts questions.
+    #[derive(Default)]
+    struct Always {
+        asks: Mutex<Vec<ApprovalAsk>>,
+    }
+    impl Approver for Always {
+        fn approve<'a>(&'a self, ask: &'a ApprovalAsk) -> ApprovalFuture<'a> {
+            self.asks.lock().unwrap().push(ask.clone());
+            let rule = ask.exact_rule.clone();
+            Box::pin(async move {
+                ApprovalAnswer {
+                    decision: ApprovalDecision::ApproveAlways,
+                    rule,
+                    message: None,
+                }
+            })
+        }
+    }
+    let always = Arc::new(Always::default());
+    let env = ToolEnv::new().approver(always.clone());
+    // Nothing listens on port 9 of 127.0.0.1: the fetch fails after the approval,
+    // which is all this test needs.
+    env.call("web_fetch", json!({"url": "http://127.0.0.1:9/a"}))
+        .await;
+    env.call("web_fetch", json!({"url": "http://127.0.0.1:9/b"}))
+        .await;
+    env.call("web_fetch", json!({"url": "http://localhost:9/a"}))
+        .await;
+    let asks = always.asks.lock().unwrap().clone();
+    assert_eq!(asks.len(), 2, "{asks:?}");
+    assert_eq!(asks[0].exact_rule.as_deref(), Some("web_fetch(127.0.0.1)"));
+    assert_eq!(asks[0].prefix_rule, None);
+    assert_eq!(asks[1].exact_rule.as_deref(), Some("web_fetch(localhost)"));
+}

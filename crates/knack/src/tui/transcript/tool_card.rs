@@ -484,6 +484,15 @@ fn read_result(name: &str, args: &Value, result: &Map<String, Value>) -> Reading
                 "char_limit",
             ]);
         }
+        "web_fetch" => {
+            reading.subject = one_line(first_of(text("url"), arg("url")));
+            let content = text("content");
+            if !content.is_empty() {
+                reading.detail = Some(plural(content.lines().count() as u64, "line", "lines"));
+                body.push(Block::Markdown(content.to_owned()));
+            }
+            used.extend(["url", "content"]);
+        }
         "session_search" => {
             reading.subject = format!("\"{}\"", one_line(arg("query")));
             reading.detail = num("count").map(|n| plural(n, "result", "results"));
