@@ -4,6 +4,7 @@
 mod agent;
 mod client;
 mod context;
+mod diff_card;
 mod discovery;
 mod eval;
 mod file_write;
@@ -103,6 +104,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "tui",
         run: tui::run,
+    },
+    Group {
+        name: "diff",
+        run: diff_card::run,
     },
     Group {
         name: "sandbox",

@@ -243,3 +243,80 @@ fn shift_tab_cycles_the_approval_mode_and_the_status_line_shows_it() {
     );
     assert!(screen(&mut app, 100, 20).contains("approval mode plan: read-only"));
 }
+
+// ----- measurement ------------------------------------------------------------
+
+/// `cargo xtask bench diff`, or
+/// `cargo test --release -p knack --bin knack -- --ignored frame_time_of_a_500_line_diff_card --nocapture`
+#[test]
+#[ignore = "measurement: run in release and read the printed median"]
+fn frame_time_of_a_500_line_diff_card() {
+    use std::time::Instant;
+
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    let (mut app, _rx) = super::test_harness::app_with(
+        super::test_harness::session_info("s", 0),
+        super::theme::Theme::colored(),
+    );
+    let old: String = (0..500)
+        .map(|i| format!("let value_{i} = compute({i});\n"))
+        .collect();
+    let new: String = (0..500)
+        .map(|i| {
+            if i % 2 == 0 {
+                format!("let value_{i} = compute({i}) + 1; // changed to see both colours\n")
+            } else {
+                format!("let value_{i} = compute({i});\n")
+            }
+        })
+        .collect();
+    let diff = agent_loop::edit_diff::unified(std::path::Path::new("src/big.rs"), &old, &new);
+    assert!(diff.lines().count() > 500, "{}", diff.lines().count());
+    enter(&mut app, "rewrite big.rs");
+    feed(
+        &mut app,
+        vec![
+            Event::tool_call_begin("c1", "write_file", r#"{"path": "src/big.rs"}"#),
+            Event::FileDiff {
+                call_id: "c1".into(),
+                path: "src/big.rs".into(),
+                diff,
+            },
+            Event::ToolCallEnd {
+                call_id: "c1".into(),
+                name: "write_file".into(),
+                success: true,
+                duration_ms: 4,
+            },
+        ],
+    );
+    // Expanded, so the card holds its 400 visible diff lines.
+    app.handle_key(ratatui::crossterm::event::KeyEvent::new(
+        KeyCode::Char('o'),
+        ratatui::crossterm::event::KeyModifiers::CONTROL,
+    ));
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let cold = Instant::now();
+    terminal.draw(|frame| app.render(frame)).unwrap();
+    let cold = cold.elapsed();
+    let mut times = Vec::new();
+    for i in 0..50 {
+        app.handle_agent_event(Event::AssistantDelta {
+            text: format!("more {i} "),
+        });
+        let start = Instant::now();
+        terminal.draw(|frame| app.render(frame)).unwrap();
+        times.push(start.elapsed());
+    }
+    times.sort();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "500-line diff card, 120x40: first (cold) frame {:.3} ms; median of 50 streaming frames {:.3} ms (min {:.3}, max {:.3})",
+        ms(cold),
+        ms(times[times.len() / 2]),
+        ms(times[0]),
+        ms(times[times.len() - 1])
+    );
+}
