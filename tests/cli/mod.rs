@@ -33,4 +33,5 @@ mod sync;
 mod tool;
 mod tool_preview;
 mod trust;
+mod undo;
 mod web_fetch;

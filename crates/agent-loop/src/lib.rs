@@ -3,6 +3,7 @@
 //! `model-client`, re-exported as [`model`] so frontends name one crate.
 
 mod agent_error;
+pub mod checkpoint;
 pub mod compaction;
 pub mod edit_diff;
 pub mod invocation;

@@ -51,6 +51,8 @@ pub enum Command {
     /// Show the permission rules that allow or refuse tool calls without asking
     #[command(subcommand)]
     Permissions(PermissionsCommand),
+    /// Put back the files the last turn in this folder changed
+    Undo,
     /// Measure skills: do they fire, do they help, does the agent learn
     #[command(subcommand)]
     Eval(EvalCommand),

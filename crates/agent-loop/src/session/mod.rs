@@ -121,6 +121,8 @@ pub struct Session {
     /// The approval mode the model was last told about (it starts knowing none:
     /// auto-edits, the default, needs no note).
     pub(crate) told_mode: agent_protocol::ApprovalMode,
+    /// Turns started in this process, for checkpoint ids.
+    pub(crate) turns_started: u64,
     /// Tool calls since the last `skill_manage` call (drives the review).
     pub(crate) calls_since_skill_write: u32,
     pub(crate) max_iterations: u32,
@@ -279,6 +281,7 @@ impl Session {
             store,
             catalog_baseline: BTreeSet::new(),
             told_mode: agent_protocol::ApprovalMode::default(),
+            turns_started: 0,
             ctx,
             calls_since_skill_write: 0,
             max_iterations: options.max_iterations.max(1),

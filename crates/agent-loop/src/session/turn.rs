@@ -52,6 +52,7 @@ impl Session {
         let user_message = ChatMessage::user(user_message);
         self.check_window_holds_the_prefix(&user_message)?;
         self.record(user_message)?;
+        self.start_checkpoint(text);
 
         for iteration in 0..self.max_iterations {
             // Another process may have changed skills between turns; within a
@@ -215,6 +216,22 @@ impl Session {
                 self.calls_since_skill_write += 1;
             }
         }
+    }
+
+    /// A fresh record of what this turn changes (for `/undo`); the previous turn's
+    /// checkpoints are pruned to their size cap first.
+    fn start_checkpoint(&mut self, text: &str) {
+        let checkpoints = self.ctx.home.checkpoints_dir();
+        crate::checkpoint::prune(&checkpoints, crate::checkpoint::MAX_TOTAL_BYTES);
+        self.turns_started += 1;
+        let recorder = crate::checkpoint::TurnRecorder::new(
+            &checkpoints,
+            &self.id,
+            crate::checkpoint::turn_id(self.turns_started),
+            &self.ctx.cwd,
+            text,
+        );
+        *crate::tools::lock(&self.ctx.checkpoint) = Some(recorder);
     }
 
     /// When the user switched the approval mode since the model last heard, one short

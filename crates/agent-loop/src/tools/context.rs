@@ -106,6 +106,8 @@ pub struct ToolContext {
     pub approved_rules: Arc<Mutex<BTreeSet<String>>>,
     /// How file edits are approved; the frontend changes it mid-session (`Op::SetMode`).
     pub mode: Arc<Mutex<ApprovalMode>>,
+    /// Records what the running turn changes, for undo; `None` outside a session's turn.
+    pub checkpoint: Arc<Mutex<Option<crate::checkpoint::TurnRecorder>>>,
     /// Cancelled on interrupt; long-running tools stop early.
     pub cancel: CancellationToken,
     /// When set, only these tools may run (the review's whitelist); any other
@@ -151,6 +153,7 @@ impl ToolContext {
             approver: Arc::new(AutoDeny),
             approved_rules: Arc::new(Mutex::new(BTreeSet::new())),
             mode: Arc::new(Mutex::new(ApprovalMode::default())),
+            checkpoint: Arc::new(Mutex::new(None)),
             cancel: CancellationToken::new(),
             allowed: None,
             sessions: None,

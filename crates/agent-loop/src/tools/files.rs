@@ -7,6 +7,7 @@
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use regex::RegexBuilder;
 use schemars::JsonSchema;
@@ -197,13 +198,24 @@ impl Tool for WriteFile {
             .with_diff(diff);
             boundary::pass(ctx, check, gate).await?;
             let target = WriteTarget::new(ctx, path);
+            let checkpoint = Arc::clone(&ctx.checkpoint);
             let (result, diff) = blocking(move || {
                 let root = target.open()?;
-                // What the file held, for the card's diff (a text file of readable size).
+                // What the file held (read beneath the checked folder, like the write),
+                // for undo and for the card's diff.
                 let old = match root.read(&target.rel, MAX_READ_BYTES) {
-                    Ok(Ok(bytes)) => String::from_utf8(bytes).ok(),
-                    Ok(Err(_too_long)) => None,
-                    Err(_missing) => Some(String::new()),
+                    Ok(Ok(bytes)) => {
+                        record_for_undo(&checkpoint, &target.path, Old::Bytes(&bytes));
+                        String::from_utf8(bytes).ok()
+                    }
+                    Ok(Err(_too_long)) => {
+                        record_for_undo(&checkpoint, &target.path, Old::TooBig);
+                        None
+                    }
+                    Err(_missing) => {
+                        record_for_undo(&checkpoint, &target.path, Old::Missing);
+                        Some(String::new())
+                    }
                 };
                 let done = root
                     .replace(&target.rel, args.content.as_bytes())
@@ -274,6 +286,7 @@ impl Tool for Patch {
             .with_diff(diff);
             boundary::pass(ctx, check, gate).await?;
             let target = WriteTarget::new(ctx, path);
+            let checkpoint = Arc::clone(&ctx.checkpoint);
             let (result, path, diff) = blocking(move || {
                 let root = target.open()?;
                 // Read and written through the same folder handle: the patch
@@ -288,6 +301,7 @@ impl Tool for Patch {
                     }
                     Err(e) => return Err(beneath_error("cannot read", &e)),
                 };
+                record_for_undo(&checkpoint, &target.path, Old::Bytes(&bytes));
                 let content = String::from_utf8(bytes).map_err(|_| {
                     ToolError::model(format!(
                         "{} is not UTF-8 text; patch changes text files only.",
@@ -584,6 +598,34 @@ fn beneath_error(what: &str, e: &BeneathError) -> ToolError {
 }
 
 /// Runs file-system work off the async threads.
+/// What a file held before a file tool changed it.
+enum Old<'a> {
+    Bytes(&'a [u8]),
+    Missing,
+    TooBig,
+}
+
+/// Notes `path` as it is before this turn's first change to it, for undo. A failure
+/// only costs the undo of this file, so it is logged, not returned.
+fn record_for_undo(
+    checkpoint: &Mutex<Option<crate::checkpoint::TurnRecorder>>,
+    path: &Path,
+    old: Old<'_>,
+) {
+    let mut guard = super::lock(checkpoint);
+    let Some(recorder) = guard.as_mut() else {
+        return;
+    };
+    let recorded = match old {
+        Old::Bytes(bytes) => recorder.record(path, Some(bytes)),
+        Old::Missing => recorder.record(path, None),
+        Old::TooBig => recorder.record_too_big(path),
+    };
+    if let Err(e) = recorded {
+        tracing::warn!(error = %e, path = %path.display(), "could not checkpoint a file before changing it");
+    }
+}
+
 async fn blocking<F, T>(work: F) -> Result<T, ToolError>
 where
     F: FnOnce() -> Result<T, ToolError> + Send + 'static,

@@ -714,6 +714,66 @@ impl App {
         }
     }
 
+    /// This session's turns that changed files and can be undone, newest first.
+    fn undoable_turns(&self) -> Option<Vec<agent_loop::checkpoint::StoredTurn>> {
+        let roots = self.mentions.as_ref()?;
+        Some(agent_loop::checkpoint::turns(
+            &knack_config::KnackHome::at(&roots.home).checkpoints_dir(),
+            &roots.cwd,
+            Some(&self.info.session_id),
+        ))
+    }
+
+    /// `/rewind`: the turns that can be undone.
+    fn list_turns(&mut self) {
+        let turns = self.undoable_turns().unwrap_or_default();
+        if turns.is_empty() {
+            self.note(
+                NoteKind::Info,
+                "no turn of this session changed files that can be undone",
+            );
+            return;
+        }
+        let mut text = String::from("turns that changed files, newest first:");
+        for (i, turn) in turns.iter().enumerate() {
+            let n = turn.manifest.files.len();
+            let files = if n == 1 { "file" } else { "files" };
+            text.push_str(&format!(
+                "\n  {}. \"{}\" — {n} {files}",
+                i + 1,
+                turn.manifest.title
+            ));
+        }
+        text.push_str(
+            "\n/rewind N puts back the files of the newest N turns; /undo the newest one",
+        );
+        self.note(NoteKind::Info, text);
+    }
+
+    /// `/undo` and `/rewind N`: puts back the files of the newest `n` turns, newest first.
+    fn undo_turns(&mut self, n: usize) {
+        if self.is_busy() {
+            self.note(
+                NoteKind::Error,
+                "a turn is running; wait for it to end (or interrupt it) before undoing",
+            );
+            return;
+        }
+        let turns = self.undoable_turns().unwrap_or_default();
+        if turns.is_empty() {
+            self.note(
+                NoteKind::Info,
+                "nothing to undo: no turn of this session changed files",
+            );
+            return;
+        }
+        for turn in turns.iter().take(n) {
+            let restored = agent_loop::checkpoint::undo(turn);
+            let text = crate::commands::undo::describe(&turn.manifest.title, &restored);
+            self.note(NoteKind::Info, text);
+        }
+    }
+
     /// Runs a `/…` line; false keeps it in the input (usage error).
     fn slash_command(&mut self, line: &str, rest: &str) -> bool {
         let (name, arg) = rest
@@ -783,6 +843,18 @@ impl App {
                     "compacting: the older history is being summarised",
                 );
             }
+            "undo" => self.undo_turns(1),
+            "rewind" if arg.is_empty() => self.list_turns(),
+            "rewind" => match arg.parse::<usize>() {
+                Ok(n) if n >= 1 => self.undo_turns(n),
+                _ => {
+                    self.note(
+                        NoteKind::Error,
+                        "usage: /rewind lists the turns; /rewind N undoes the newest N",
+                    );
+                    return false;
+                }
+            },
             "quit" | "exit" => self.update(Action::Quit),
             _ if self.skills.iter().any(|s| s.name == name) => return self.invoke_skill(line),
             // `/usr/bin/env is odd` is a message, not a command.

@@ -320,3 +320,41 @@ fn frame_time_of_a_500_line_diff_card() {
         ms(times[times.len() - 1])
     );
 }
+
+#[test]
+fn slash_undo_and_rewind_put_back_this_sessions_turns() {
+    use agent_loop::checkpoint::{TurnRecorder, turn_id};
+
+    let home = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let (mut app, _rx) = app();
+    app.set_mentions(super::app::MentionRoots {
+        cwd: cwd.path().to_path_buf(),
+        home: home.path().to_path_buf(),
+    });
+    let checkpoints = home.path().join("checkpoints");
+    let file = cwd.path().join("a.txt");
+    // Two turns of this session changed a.txt: "v1" → "v2" → "v3".
+    for (n, before) in [(1, "v1"), (2, "v2")] {
+        let mut turn = TurnRecorder::new(
+            &checkpoints,
+            "20261206-000000-abcdef",
+            turn_id(n),
+            cwd.path(),
+            &format!("turn {n}"),
+        );
+        turn.record(&file, Some(before.as_bytes())).unwrap();
+    }
+    std::fs::write(&file, "v3").unwrap();
+    enter(&mut app, "/rewind");
+    let listed = screen(&mut app, 100, 30);
+    assert!(listed.contains("1. \"turn 2\" — 1 file"), "{listed}");
+    assert!(listed.contains("2. \"turn 1\" — 1 file"), "{listed}");
+    enter(&mut app, "/undo");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v2");
+    assert!(screen(&mut app, 100, 30).contains("undid the turn \"turn 2\""));
+    enter(&mut app, "/rewind 5");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v1");
+    enter(&mut app, "/undo");
+    assert!(screen(&mut app, 100, 30).contains("nothing to undo"));
+}
