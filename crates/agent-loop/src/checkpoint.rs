@@ -637,4 +637,58 @@ mod tests {
             .collect();
         assert_eq!(left, vec!["000000000000002-0001", "000000000000001-0001"]);
     }
+
+    /// `cargo xtask bench checkpoint`, or
+    /// `cargo test --release -p agent-loop --lib -- --ignored checkpoint_of_a_1000_file_workspace --nocapture`
+    #[test]
+    #[ignore = "measurement: run in release and read the printed medians"]
+    fn checkpoint_of_a_1000_file_workspace() {
+        use std::time::Instant;
+
+        let write_tree = |root: &Path| {
+            for i in 0..1000 {
+                let dir = root.join(format!("src/mod{}", i / 50));
+                std::fs::create_dir_all(&dir).unwrap();
+                let body = format!("// file {i}\n{}", "fn f() { let x = 1; }\n".repeat(40));
+                std::fs::write(dir.join(format!("f{i}.rs")), body).unwrap();
+            }
+        };
+        let plain = tempfile::tempdir().unwrap();
+        write_tree(plain.path());
+        let files: Vec<(String, String)> = (0..1000)
+            .map(|i| {
+                (
+                    format!("src/mod{}/f{i}.rs", i / 50),
+                    format!("// file {i}\n{}", "fn f() { let x = 1; }\n".repeat(40)),
+                )
+            })
+            .collect();
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.as_str()))
+            .collect();
+        let repo = test_support::git_repo(&refs);
+        // A few files already edited when the turn starts.
+        for (path, _) in files.iter().take(10) {
+            std::fs::write(repo.path().join(path), "edited").unwrap();
+        }
+        let home = tempfile::tempdir().unwrap();
+        let median = |root: &Path| {
+            let mut times = Vec::new();
+            for n in 0..15 {
+                let mut rec = TurnRecorder::new(&home.path().join("c"), "s", turn_id(n), root, "t");
+                let start = Instant::now();
+                rec.before_command(root);
+                times.push(start.elapsed().as_secs_f64() * 1000.0);
+            }
+            times.sort_by(f64::total_cmp);
+            (times[times.len() / 2], times[0], times[times.len() - 1])
+        };
+        let (plain_median, plain_min, plain_max) = median(plain.path());
+        let (git_median, git_min, git_max) = median(repo.path());
+        println!(
+            "checkpoint of a 1,000-file workspace: outside git median {plain_median:.3} ms (min {plain_min:.3}, max {plain_max:.3}); \
+             git median {git_median:.3} ms (min {git_min:.3}, max {git_max:.3})"
+        );
+    }
 }

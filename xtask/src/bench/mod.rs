@@ -2,6 +2,7 @@
 //! result tables, and the marked sections of docs/performance.md each group owns.
 
 mod agent;
+mod checkpoint;
 mod client;
 mod context;
 mod diff_card;
@@ -108,6 +109,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "diff",
         run: diff_card::run,
+    },
+    Group {
+        name: "checkpoint",
+        run: checkpoint::run,
     },
     Group {
         name: "sandbox",
