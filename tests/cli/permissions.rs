@@ -4,6 +4,8 @@
 use serde_json::{Value, json};
 use test_support::ScriptedReply;
 
+use test_support::git_repo;
+
 use super::common::{Env, mock, run_cmd, stdout_json, success};
 
 const RULES: &str = "agent:\n  approval: untrusted\npermissions:\n  allow:\n    - terminal(touch:*)\n  deny:\n    - terminal(git push:*)\n";
@@ -17,8 +19,10 @@ fn permissions_list_shows_every_rule_deny_first() {
     assert_eq!(
         stdout_json(&out),
         json!([
-            {"rule": "terminal(git push:*)", "effect": "deny", "scope": "user", "source": source},
-            {"rule": "terminal(touch:*)", "effect": "allow", "scope": "user", "source": source},
+            {"rule": "terminal(git push:*)", "effect": "deny", "scope": "user", "source": source,
+             "applied": true},
+            {"rule": "terminal(touch:*)", "effect": "allow", "scope": "user", "source": source,
+             "applied": true},
         ])
     );
     let out = success(env.knack().args(["permissions", "list"]));
@@ -116,4 +120,70 @@ fn headless_refuses_what_no_rule_allows_and_what_a_deny_rule_names() {
             );
         }
     }
+}
+
+/// Runs `touch made.txt` through a headless turn in `cwd`; whether it ran.
+fn touch_ran(env: &Env, cwd: &std::path::Path) -> bool {
+    let server = mock();
+    server.enqueue(ScriptedReply::tool_calls([(
+        "call_1",
+        "terminal",
+        r#"{"command":"touch made.txt"}"#,
+    )]));
+    server.enqueue(ScriptedReply::text("done"));
+    success(
+        run_cmd(env, &server)
+            .current_dir(cwd)
+            .args(["run", "make it"]),
+    );
+    tool_result(&server)["success"] == json!(true)
+}
+
+#[test]
+fn a_projects_allow_rules_apply_only_once_it_is_trusted_and_its_deny_rules_always() {
+    let env = Env::new();
+    env.write("config.yaml", "agent:\n  approval: untrusted\n");
+    let repo = git_repo(&[(
+        ".knack/permissions.yaml",
+        "allow:\n  - terminal(touch:*)\ndeny:\n  - terminal(git push:*)\n",
+    )]);
+    let cwd = repo.path();
+    let listed = |env: &Env| {
+        stdout_json(&success(env.knack().current_dir(cwd).args([
+            "permissions",
+            "list",
+            "--json",
+        ])))
+    };
+    let rules = listed(&env);
+    let allow = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["effect"] == "allow")
+        .unwrap();
+    assert_eq!(allow["scope"], json!("project"));
+    assert_eq!(allow["applied"], json!(false), "{rules}");
+    let deny = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["effect"] == "deny")
+        .unwrap();
+    assert_eq!(deny["applied"], json!(true), "{rules}");
+    // A cloned repository cannot approve commands for itself.
+    assert!(!touch_ran(&env, cwd));
+    assert!(!cwd.join("made.txt").exists());
+
+    success(env.knack().current_dir(cwd).args(["skills", "trust"]));
+    let rules = listed(&env);
+    let allow = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["effect"] == "allow")
+        .unwrap();
+    assert_eq!(allow["applied"], json!(true), "{rules}");
+    assert!(touch_ran(&env, cwd));
+    assert!(cwd.join("made.txt").exists());
 }

@@ -300,6 +300,39 @@ impl Action<'_> {
     }
 }
 
+/// Where a project keeps its own rules, relative to its root (the git root, else the
+/// working directory). Its deny rules always apply; its allow rules only once the
+/// project is trusted (`skills.trusted_projects`), so a cloned repository cannot approve
+/// anything for itself.
+pub const PROJECT_FILE: &str = ".knack/permissions.yaml";
+
+/// A project's rules file, if there is one: `{allow: [...], deny: [...]}`.
+pub fn load_project(root: &Path) -> crate::Result<Option<PermissionsConfig>> {
+    let path = root.join(PROJECT_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(crate::Error::io(&path, e)),
+    };
+    if text.trim().is_empty() {
+        return Ok(Some(PermissionsConfig::default()));
+    }
+    let rules: PermissionsConfig =
+        serde_saphyr::from_str(&text).map_err(|e| crate::Error::yaml(&path, &e))?;
+    let problems: Vec<String> = rules
+        .problems()
+        .into_iter()
+        .map(|p| p.replacen("permissions.", "", 1))
+        .collect();
+    if !problems.is_empty() {
+        return Err(crate::Error::InvalidConfig {
+            path,
+            message: problems.join("; "),
+        });
+    }
+    Ok(Some(rules))
+}
+
 /// Adds `rule` to `permissions.allow` in the config file at `path` (editing the file in
 /// place, like `knack config set`); nothing changes when the rule is already there.
 pub fn save_allow_rule(path: &Path, rule: &PermissionRule) -> crate::Result<()> {
@@ -537,6 +570,23 @@ mod tests {
         assert_eq!(
             config.permissions.allow,
             vec![tricky.to_string(), "web_fetch(docs.rs)".to_owned()]
+        );
+    }
+
+    #[test]
+    fn a_project_file_is_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load_project(dir.path()).unwrap(), None);
+        std::fs::create_dir_all(dir.path().join(".knack")).unwrap();
+        let file = dir.path().join(PROJECT_FILE);
+        std::fs::write(&file, "deny:\n  - terminal(git push:*)\n").unwrap();
+        let rules = load_project(dir.path()).unwrap().unwrap();
+        assert_eq!(rules.deny, vec!["terminal(git push:*)".to_owned()]);
+        std::fs::write(&file, "allow:\n  - terminal\n").unwrap();
+        let err = load_project(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("permissions.yaml") && err.contains("`terminal`"),
+            "{err}"
         );
     }
 
