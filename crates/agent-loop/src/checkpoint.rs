@@ -21,6 +21,9 @@ use sha2::{Digest, Sha256};
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Most bytes the workspace note (outside git) reads before it gives up on the rest.
 const MAX_SNAPSHOT_BYTES: u64 = 64 * 1024 * 1024;
+/// Most files the workspace note (outside git) looks at; past it the note is partial, and
+/// only files it holds are ever recorded (a file it never saw is never taken for new).
+const MAX_SNAPSHOT_ENTRIES: usize = 50_000;
 /// Most bytes every checkpoint together keeps; the oldest turns are pruned past it.
 pub const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -58,12 +61,18 @@ enum Baseline {
         head: Option<String>,
         /// Files that differed from HEAD then, with their content (`None`: deleted).
         dirty: HashMap<PathBuf, Option<Vec<u8>>>,
+        /// Files git tracked then: a clean one held HEAD's content.
+        tracked: HashSet<PathBuf>,
     },
     Tree {
         root: PathBuf,
         files: HashMap<PathBuf, Vec<u8>>,
         /// Paths seen but not read (over the caps): changes to them are not undoable.
         skipped: HashSet<PathBuf>,
+        /// The walk saw every file. When it did not, a file missing from `files` may
+        /// have existed all along, so it is never recorded as created (undo would
+        /// delete it).
+        complete: bool,
     },
 }
 
@@ -180,8 +189,17 @@ impl TurnRecorder {
 
     fn record_changes(&mut self, baseline: &Baseline) -> std::io::Result<()> {
         match baseline {
-            Baseline::Git { root, head, dirty } => {
-                let now = git_dirty(root);
+            Baseline::Git {
+                root,
+                head,
+                dirty,
+                tracked,
+            } => {
+                // When git cannot say what changed, nothing is recorded rather than
+                // something wrong.
+                let Some(now) = git_dirty(root) else {
+                    return Ok(());
+                };
                 let mut paths: Vec<&PathBuf> = now.iter().chain(dirty.keys()).collect();
                 paths.sort();
                 paths.dedup();
@@ -192,7 +210,18 @@ impl TurnRecorder {
                     let current = read_small(path);
                     let before: Option<Vec<u8>> = match dirty.get(path) {
                         Some(content) => content.clone(),
-                        None => head.as_deref().and_then(|h| git_show(root, h, path)),
+                        // Clean and tracked: it held HEAD's content.
+                        None if tracked.contains(path) => {
+                            match head.as_deref().and_then(|h| git_show(root, h, path)) {
+                                Some(content) => Some(content),
+                                None => {
+                                    self.record_too_big(path)?;
+                                    continue;
+                                }
+                            }
+                        }
+                        // Neither dirty nor tracked before: the command created it.
+                        None => None,
                     };
                     if current.as_deref() != before.as_deref() {
                         self.record(path, before.as_deref())?;
@@ -203,8 +232,9 @@ impl TurnRecorder {
                 root,
                 files,
                 skipped,
+                complete,
             } => {
-                let (now, _) = read_tree(root);
+                let (now, _, _) = read_tree(root);
                 let mut paths: Vec<&PathBuf> = now.keys().chain(files.keys()).collect();
                 paths.sort();
                 paths.dedup();
@@ -213,6 +243,9 @@ impl TurnRecorder {
                         continue;
                     }
                     let before = files.get(path);
+                    if before.is_none() && !complete {
+                        continue;
+                    }
                     if now.get(path) != before {
                         self.record(path, before.map(Vec::as_slice))?;
                     }
@@ -388,26 +421,37 @@ fn dir_size(dir: &Path) -> u64 {
 
 /// The workspace state at the turn's first command.
 fn baseline(cwd: &Path) -> Baseline {
-    match git_root(cwd) {
-        Some(root) => {
+    let in_git = git_root(cwd).and_then(|root| {
+        let dirty = git_dirty(&root)?;
+        let tracked = git_tracked(&root)?;
+        Some((root, dirty, tracked))
+    });
+    match in_git {
+        Some((root, dirty, tracked)) => {
             let head = git(&root, &["rev-parse", "--verify", "-q", "HEAD"])
                 .map(|out| String::from_utf8_lossy(&out).trim().to_owned())
                 .filter(|h| !h.is_empty());
-            let dirty = git_dirty(&root)
+            let dirty = dirty
                 .into_iter()
                 .map(|path| {
                     let content = read_small(&path);
                     (path, content)
                 })
                 .collect();
-            Baseline::Git { root, head, dirty }
+            Baseline::Git {
+                root,
+                head,
+                dirty,
+                tracked,
+            }
         }
         None => {
-            let (files, skipped) = read_tree(cwd);
+            let (files, skipped, complete) = read_tree(cwd);
             Baseline::Tree {
                 root: cwd.to_path_buf(),
                 files,
                 skipped,
+                complete,
             }
         }
     }
@@ -435,24 +479,34 @@ fn git(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     out.status.success().then_some(out.stdout)
 }
 
-/// Absolute paths of the files that differ from HEAD (changed, added, deleted, untracked).
-fn git_dirty(root: &Path) -> Vec<PathBuf> {
-    let Some(out) = git(
-        root,
-        &[
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-        ],
-    ) else {
-        return Vec::new();
-    };
-    out.split(|b| *b == 0)
-        .filter(|entry| entry.len() > 3)
-        .map(|entry| root.join(String::from_utf8_lossy(&entry[3..]).as_ref()))
-        .collect()
+/// Absolute paths of the files that differ from HEAD (changed, added, deleted,
+/// untracked); `None` when git could not say.
+fn git_dirty(root: &Path) -> Option<Vec<PathBuf>> {
+    let args = [
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--no-renames",
+    ];
+    let out = git(root, &args)?;
+    Some(
+        out.split(|b| *b == 0)
+            .filter(|entry| entry.len() > 3)
+            .map(|entry| root.join(String::from_utf8_lossy(&entry[3..]).as_ref()))
+            .collect(),
+    )
+}
+
+/// Absolute paths of the files git tracks; `None` when git could not say.
+fn git_tracked(root: &Path) -> Option<HashSet<PathBuf>> {
+    let out = git(root, &["ls-files", "-z"])?;
+    Some(
+        out.split(|b| *b == 0)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| root.join(String::from_utf8_lossy(entry).as_ref()))
+            .collect(),
+    )
 }
 
 /// `path`'s content at commit `head` (`None`: not in that commit).
@@ -472,14 +526,17 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
     std::fs::read(path).ok()
 }
 
-/// Every file under `root` (gitignore rules apply, `.git` skipped) with its content,
-/// within the caps, and the paths left unread.
-fn read_tree(root: &Path) -> (HashMap<PathBuf, Vec<u8>>, HashSet<PathBuf>) {
+/// Every file under `root` (ignore files apply, `.git` skipped) with its content, within
+/// the caps; the paths left unread; and whether the walk saw every entry.
+fn read_tree(root: &Path) -> (HashMap<PathBuf, Vec<u8>>, HashSet<PathBuf>, bool) {
     let mut files = HashMap::new();
     let mut skipped = HashSet::new();
     let mut total = 0u64;
     let walker = ignore::WalkBuilder::new(root).hidden(false).build();
-    for entry in walker.flatten() {
+    for (seen, entry) in walker.flatten().enumerate() {
+        if seen >= MAX_SNAPSHOT_ENTRIES {
+            return (files, skipped, false);
+        }
         let path = entry.path();
         if path.components().any(|c| c.as_os_str() == ".git") {
             continue;
@@ -497,7 +554,7 @@ fn read_tree(root: &Path) -> (HashMap<PathBuf, Vec<u8>>, HashSet<PathBuf>) {
             files.insert(path.to_path_buf(), bytes);
         }
     }
-    (files, skipped)
+    (files, skipped, true)
 }
 
 fn hex(bytes: &[u8]) -> String {
