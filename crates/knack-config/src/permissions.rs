@@ -309,9 +309,22 @@ pub const PROJECT_FILE: &str = ".knack/permissions.yaml";
 /// A project's rules file, if there is one: `{allow: [...], deny: [...]}`.
 pub fn load_project(root: &Path) -> crate::Result<Option<PermissionsConfig>> {
     let path = root.join(PROJECT_FILE);
+    // Only a regular file counts: a `.knack` that is a file, or a rules path that is a
+    // folder or a link, is no rules file (a repository must not stop knack from starting).
+    let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+    if !regular {
+        return Ok(None);
+    }
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
         Err(e) => return Err(crate::Error::io(&path, e)),
     };
     if text.trim().is_empty() {
