@@ -7,6 +7,7 @@ mod config;
 mod context;
 mod daily;
 mod faults;
+mod habits;
 mod headless;
 mod hub;
 mod library_health;

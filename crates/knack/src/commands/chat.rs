@@ -26,10 +26,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
     // An unknown id or skill is a usage error before the terminal is taken over.
     super::run::check_preloads(&ctx, &args.skills)?;
     let args = ChatArgs {
-        resume: match &args.resume {
-            Some(id) => Some(super::run::resolve_session(&ctx, id)?),
-            None => None,
-        },
+        resume: super::run::session_to_resume(&ctx, args.resume.as_deref(), args.continue_last)?,
         ..args
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

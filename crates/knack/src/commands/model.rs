@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use agent_loop::model::{ClientSettings, ModelClient, ModelTimeouts, RetryPolicy, build_client};
+use agent_loop::model::{
+    ClientSettings, MIN_THINKING_BUDGET, ModelClient, ModelTimeouts, RetryPolicy, THINKING_EFFORTS,
+    build_client, thinking_budget_for_effort,
+};
 use knack_config::{EnvFile, ProviderConfig, Wire};
 use serde_json::json;
 
@@ -209,22 +212,34 @@ fn profile_settings(
             .to_owned(),
     };
     check_scheme(&base_url, &format!("providers.{name}.base_url"))?;
-    let api_key = match profile
+    // The key and where it came from, named if the server rejects it.
+    let (api_key, api_key_source) = match profile
         .api_key_env
         .as_deref()
         .filter(|v| !v.trim().is_empty())
     {
-        Some(variable) => Some(
-            env.lookup(variable)
-                .or_else(|| env.lookup("KNACK_API_KEY"))
-                .ok_or_else(|| {
-                    config_error(format!(
-                        "providers.{name}.api_key_env names {variable}, which is not set — \
+        Some(variable) => match (env.lookup(variable), env.lookup("KNACK_API_KEY")) {
+            (Some(key), _) => (
+                Some(key),
+                format!("{variable} (providers.{name}.api_key_env)"),
+            ),
+            (None, Some(key)) => (
+                Some(key),
+                format!(
+                    "KNACK_API_KEY (used because {variable}, providers.{name}.api_key_env, is not set)"
+                ),
+            ),
+            (None, None) => {
+                return Err(config_error(format!(
+                    "providers.{name}.api_key_env names {variable}, which is not set — \
 export {variable}=… or add it to $KNACK_HOME/.env"
-                    ))
-                })?,
+                )));
+            }
+        },
+        None => (
+            env.lookup("KNACK_API_KEY"),
+            format!("KNACK_API_KEY (or name the key's variable in providers.{name}.api_key_env)"),
         ),
-        None => env.lookup("KNACK_API_KEY"),
     };
     let mut settings = ClientSettings::new(base_url).with_wire(profile.wire);
     settings.base_url_setting = Some(if profile.base_url.is_some() {
@@ -233,6 +248,7 @@ export {variable}=… or add it to $KNACK_HOME/.env"
         format!("providers.{name}.wire (its default URL)")
     });
     settings.api_key = api_key;
+    settings.api_key_source = Some(api_key_source);
     settings.headers = profile
         .headers
         .iter()
@@ -250,7 +266,33 @@ export {variable}=… or add it to $KNACK_HOME/.env"
     settings.cache_control = profile.cache_control;
     settings.prices = profile.prices;
     settings.reasoning_effort = profile.reasoning_effort.clone();
+    settings.thinking_budget = thinking_budget(name, profile)?;
     Ok(settings)
+}
+
+/// The Anthropic wire's extended-thinking budget: `thinking_budget`, else
+/// the one `reasoning_effort` stands for; other wires take no budget.
+fn thinking_budget(name: &str, profile: &ProviderConfig) -> anyhow::Result<Option<u32>> {
+    if profile.wire != Wire::Anthropic {
+        return Ok(None);
+    }
+    let budget = match (profile.thinking_budget, profile.reasoning_effort.as_deref()) {
+        (Some(budget), _) => budget,
+        (None, Some(effort)) => thinking_budget_for_effort(effort).ok_or_else(|| {
+            config_error(format!(
+                "providers.{name}.reasoning_effort is '{effort}', which the anthropic wire cannot map \
+to a thinking budget — use one of {THINKING_EFFORTS}, or set providers.{name}.thinking_budget (tokens)"
+            ))
+        })?,
+        (None, None) => return Ok(None),
+    };
+    if budget < MIN_THINKING_BUDGET {
+        return Err(config_error(format!(
+            "providers.{name}.thinking_budget is {budget}; Anthropic needs at least {MIN_THINKING_BUDGET} tokens — \
+raise it, or remove it and reasoning_effort to turn thinking off"
+        )));
+    }
+    Ok(Some(budget))
 }
 
 /// The environment-only setup: `KNACK_BASE_URL` (or `model.base_url`),
@@ -279,12 +321,17 @@ fn env_only_settings(ctx: &Context, env: &EnvFile) -> anyhow::Result<ClientSetti
         })?,
         None => Wire::Chat,
     };
-    let api_key = env
-        .lookup("KNACK_API_KEY")
-        .or_else(|| env.lookup(&cfg.api_key_env));
+    let (api_key, api_key_source) = match env.lookup("KNACK_API_KEY") {
+        Some(key) => (Some(key), "KNACK_API_KEY".to_owned()),
+        None => (
+            env.lookup(&cfg.api_key_env),
+            format!("{} (model.api_key_env) or KNACK_API_KEY", cfg.api_key_env),
+        ),
+    };
     let mut settings = ClientSettings::new(base_url.trim()).with_wire(wire);
     settings.base_url_setting = Some(key_name.to_owned());
     settings.api_key = api_key;
+    settings.api_key_source = Some(api_key_source);
     Ok(settings)
 }
 
@@ -338,6 +385,10 @@ pub struct ProfileSummary {
     /// The model `--provider NAME` would send.
     pub model: Option<String>,
     pub context_window: Option<u64>,
+    /// How hard the model is asked to think (`providers.<name>.reasoning_effort`).
+    pub reasoning_effort: Option<String>,
+    /// Anthropic: the extended-thinking budget requests carry, when thinking is on.
+    pub thinking_budget: Option<u32>,
     /// `model.provider` names it.
     pub active: bool,
 }
@@ -363,6 +414,9 @@ pub fn profiles(ctx: &Context) -> Vec<ProfileSummary> {
                     .or_else(|| default_base_url(profile.wire).map(str::to_owned)),
                 model: pick_model(ctx, &env, &flags, Some((name, profile))),
                 context_window: profile.context_window,
+                reasoning_effort: profile.reasoning_effort.clone(),
+                // A budget the profile cannot use shows as none; sessions name the error.
+                thinking_budget: thinking_budget(name, profile).ok().flatten(),
                 active: active == Some(name.as_str()),
             }
         })
@@ -381,6 +435,8 @@ fn list(json: bool) -> anyhow::Result<u8> {
                 "base_url": p.base_url,
                 "model": p.model,
                 "context_window": p.context_window,
+                "reasoning_effort": p.reasoning_effort,
+                "thinking_budget": p.thinking_budget,
                 "active": p.active,
             })
         })
@@ -401,8 +457,17 @@ fn list(json: bool) -> anyhow::Result<u8> {
         } else {
             " "
         };
+        let thinking = match (
+            row["reasoning_effort"].as_str(),
+            row["thinking_budget"].as_u64(),
+        ) {
+            (Some(effort), Some(budget)) => format!("  effort {effort}, thinking {budget} tokens"),
+            (None, Some(budget)) => format!("  thinking {budget} tokens"),
+            (Some(effort), None) => format!("  effort {effort}"),
+            (None, None) => String::new(),
+        };
         println!(
-            "{mark} {:<14} {:<10} {:<36} {}",
+            "{mark} {:<14} {:<10} {:<36} {}{thinking}",
             text("name"),
             text("wire"),
             text("base_url"),
