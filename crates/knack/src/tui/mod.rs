@@ -29,6 +29,8 @@ mod daily_tests;
 #[cfg(test)]
 mod escape_tests;
 #[cfg(test)]
+mod habit_tests;
+#[cfg(test)]
 mod render_tests;
 #[cfg(test)]
 mod test_harness;
