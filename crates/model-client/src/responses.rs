@@ -422,7 +422,7 @@ impl StreamAssembler for ResponsesAssembler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{RequestPurpose, freeze_tools};
+    use crate::{RequestPurpose, freeze_tools};
     use pretty_assertions::assert_eq;
 
     fn client(effort: Option<&str>) -> ResponsesClient {

@@ -12,9 +12,6 @@ const DEFAULT_KEY_SOURCE: &str = "KNACK_API_KEY or the variable named by model.a
 /// A failed model request.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    #[error("no model server configured — set model.base_url in config.yaml or KNACK_BASE_URL")]
-    NotConfigured,
-
     #[error("invalid model base URL '{url}': {reason}")]
     InvalidBaseUrl { url: String, reason: String },
 
@@ -130,8 +127,7 @@ impl ModelError {
             | Self::StreamReportedError { .. }
             | Self::Transport { .. } => true,
             Self::EmptyReply { finish_reason } => finish_reason.as_deref() != Some("length"),
-            Self::NotConfigured
-            | Self::InvalidBaseUrl { .. }
+            Self::InvalidBaseUrl { .. }
             | Self::Unauthorized { .. }
             | Self::RateLimitWaitTooLong { .. }
             | Self::Rejected { .. }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use knack_config::ModelConfig;
 
+use crate::RequestPurpose;
 use crate::error::ModelError;
-use crate::model::RequestPurpose;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {

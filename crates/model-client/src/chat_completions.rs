@@ -224,7 +224,7 @@ impl ModelClient for ChatCompletionsClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{RequestPurpose, freeze_tools};
+    use crate::{RequestPurpose, freeze_tools};
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
 

@@ -599,7 +599,7 @@ fn finish_reason(stop_reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ReasoningItem, RequestPurpose, freeze_tools};
+    use crate::{ReasoningItem, RequestPurpose, freeze_tools};
     use pretty_assertions::assert_eq;
 
     fn client(ttl: CacheTtl) -> AnthropicClient {

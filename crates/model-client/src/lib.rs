@@ -1,9 +1,12 @@
 //! Talking to the model: the `ModelClient` seam and one client per wire protocol
 //! (Chat Completions, Anthropic Messages, OpenAI Responses); the session never knows which.
+//! The shared HTTP transport, retries, SSE decoding, usage and cost live here too. This crate
+//! knows nothing of tools, sessions or skills: it sends a request and assembles the reply.
 
 mod anthropic;
 mod chat_completions;
 mod chunk;
+mod error;
 mod responses;
 mod retry;
 mod sse;
@@ -24,15 +27,16 @@ pub use responses::ResponsesClient;
 pub use retry::RetryPolicy;
 pub use transport::{
     ClientSettings, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_REASONING_MAX_OUTPUT_TOKENS, ModelTimeouts,
+    default_base_url,
 };
 pub use types::{
     ChatMessage, ChatRequest, Completion, FrozenTools, FunctionCall, ReasoningItem, RequestPurpose,
     Role, ToolCall, Usage, freeze_tools,
 };
 
-use transport::StreamAssembler;
+pub use error::{ModelError, Result};
 
-use crate::error::Result;
+use transport::StreamAssembler;
 
 /// Something that happened while one model request was in flight.
 #[derive(Debug, Clone, PartialEq)]

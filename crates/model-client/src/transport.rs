@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use knack_config::{CacheTtl, ModelConfig, Prices, Wire};
+use knack_config::{CacheTtl, ModelConfig, Prices, ProviderConfig, Wire};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{Response, Url};
 use tokio::time::{Instant, timeout, timeout_at};
@@ -125,21 +125,43 @@ impl ClientSettings {
         self.wire = wire;
         self
     }
+}
 
-    /// Settings from `config.yaml`'s `model` section, whose `base_url` the
-    /// caller has already merged with `KNACK_BASE_URL`.
-    pub fn from_config(config: &ModelConfig, api_key: Option<String>) -> Result<Self> {
-        let base_url = config
-            .base_url
-            .clone()
-            .filter(|url| !url.trim().is_empty())
-            .ok_or(ModelError::NotConfigured)?;
-        Ok(Self {
-            api_key: api_key.filter(|key| !key.is_empty()),
-            timeouts: ModelTimeouts::from_config(config),
-            retry: RetryPolicy::from_config(config),
-            ..Self::new(base_url)
-        })
+/// A provider profile's settings for its client. The key (from the variable
+/// `api_key_env` names) and where the URL came from are the resolver's to add;
+/// without a `base_url` the wire's usual public endpoint is taken (empty for
+/// Chat, which has none, and which the resolver refuses).
+impl From<&ProviderConfig> for ClientSettings {
+    fn from(profile: &ProviderConfig) -> Self {
+        let base_url = match profile.base_url.as_deref().map(str::trim) {
+            Some(url) if !url.is_empty() => url.to_owned(),
+            _ => default_base_url(profile.wire)
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        Self {
+            headers: profile
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            max_output_tokens: profile.max_output_tokens,
+            cache_ttl: profile.cache_ttl,
+            prompt_cache_key: profile.prompt_cache_key,
+            cache_control: profile.cache_control,
+            prices: profile.prices,
+            reasoning_effort: profile.reasoning_effort.clone(),
+            ..Self::new(base_url).with_wire(profile.wire)
+        }
+    }
+}
+
+/// The public endpoint a wire usually means, when a profile names none.
+pub fn default_base_url(wire: Wire) -> Option<&'static str> {
+    match wire {
+        Wire::Anthropic => Some("https://api.anthropic.com/v1"),
+        Wire::Responses => Some("https://api.openai.com/v1"),
+        Wire::Chat => None,
     }
 }
 
@@ -588,17 +610,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn settings_from_config_need_a_base_url() {
-        let mut config = ModelConfig::default();
-        let err = ClientSettings::from_config(&config, None).unwrap_err();
-        assert!(err.to_string().contains("KNACK_BASE_URL"), "{err}");
-        config.base_url = Some("http://localhost:11434/v1".into());
-        config.idle_timeout_secs = 7;
-        let settings = ClientSettings::from_config(&config, Some(String::new())).unwrap();
+    fn a_profile_becomes_client_settings_with_every_field() {
+        let profile = ProviderConfig {
+            wire: Wire::Anthropic,
+            headers: [("x-team".to_owned(), "docs".to_owned())].into(),
+            max_output_tokens: Some(1234),
+            cache_ttl: CacheTtl::OneHour,
+            prompt_cache_key: Some(true),
+            cache_control: true,
+            prices: Some(Prices {
+                input: 3.0,
+                output: 15.0,
+                ..Prices::default()
+            }),
+            reasoning_effort: Some("high".into()),
+            ..ProviderConfig::default()
+        };
+        let settings = ClientSettings::from(&profile);
+        assert_eq!(settings.wire, Wire::Anthropic);
+        // No base_url: the wire's public endpoint.
+        assert_eq!(settings.base_url, "https://api.anthropic.com/v1");
+        assert_eq!(settings.headers, [("x-team".to_owned(), "docs".to_owned())]);
+        assert_eq!(settings.max_output_tokens, Some(1234));
+        assert_eq!(settings.cache_ttl, CacheTtl::OneHour);
+        assert_eq!(settings.prompt_cache_key, Some(true));
+        assert!(settings.cache_control);
+        assert_eq!(settings.prices.map(|p| p.output), Some(15.0));
+        assert_eq!(settings.reasoning_effort.as_deref(), Some("high"));
+        // The key and the URL's origin are the resolver's to add.
         assert_eq!(settings.api_key, None);
-        assert_eq!(settings.timeouts.idle, Duration::from_secs(7));
-        assert_eq!(settings.retry.max_retries, config.max_retries);
-        assert_eq!(settings.wire, Wire::Chat);
+        assert_eq!(settings.base_url_setting, None);
+
+        let local = ProviderConfig {
+            base_url: Some("  http://127.0.0.1:8080/v1 ".into()),
+            ..ProviderConfig::default()
+        };
+        assert_eq!(
+            ClientSettings::from(&local).base_url,
+            "http://127.0.0.1:8080/v1"
+        );
     }
 
     #[test]

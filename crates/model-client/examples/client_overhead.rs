@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use agent_loop::model::{
+use model_client::{
     ChatMessage, ChatRequest, ClientSettings, ReasoningItem, RequestPurpose, StreamUpdate,
     ToolCall, Wire, WireCodec, freeze_tools,
 };
@@ -85,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// What the session does per request: the system prompt and the history
 /// cloned into a fresh request that shares the frozen tool bytes.
-fn build(history: &[ChatMessage], tools: &Option<agent_loop::model::FrozenTools>) -> ChatRequest {
+fn build(history: &[ChatMessage], tools: &Option<model_client::FrozenTools>) -> ChatRequest {
     ChatRequest {
         model: "bench-model".into(),
         messages: history.to_vec(),
