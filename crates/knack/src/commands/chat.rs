@@ -62,8 +62,13 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
     let mut skills = SkillCatalog::new(ctx.discovery_options());
     loop {
         let (conn, info) = tui::connect_agent(&ctx, &options).await?;
-        match tui::run_tui(conn, info, &mut skills, &ctx, &model).await? {
-            TuiExit::Quit => return Ok(exit::OK),
+        let end = tui::run_tui(conn, info, &mut skills, &ctx, &model).await?;
+        match end.exit {
+            TuiExit::Quit => {
+                // The terminal is restored by now: this stays on screen.
+                println!("{}", end.summary);
+                return Ok(exit::OK);
+            }
             TuiExit::NewSession => {
                 options = ChatOptions {
                     model: current(&model),

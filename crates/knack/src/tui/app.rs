@@ -241,6 +241,37 @@ impl App {
         self.tokens
     }
 
+    /// Starts the totals from what the session's earlier requests used (a
+    /// resumed session); the events of this run add to them.
+    pub fn set_prior_usage(&mut self, totals: TokenTotals) {
+        let last_prompt = self.tokens.last_prompt;
+        self.tokens = totals;
+        self.tokens.last_prompt = last_prompt;
+        self.dirty = true;
+    }
+
+    /// What is printed once the terminal is restored: the session, what it
+    /// used (every request: turns, review, compaction, earlier runs of it
+    /// included) and how to come back to it.
+    pub fn exit_summary(&self) -> String {
+        let t = &self.tokens;
+        let mut usage = format!(
+            "{} tokens in, {} out",
+            status::compact(t.prompt),
+            status::compact(t.completion)
+        );
+        if let Some(p) = t.cache_percent() {
+            usage.push_str(&format!(" ({p}% of the input from the cache)"));
+        }
+        if t.cost_micro_usd > 0 {
+            usage.push_str(&format!(", ${:.4}", t.cost_micro_usd as f64 / 1_000_000.0));
+        }
+        let id = &self.info.session_id;
+        format!(
+            "session {id}: {usage}\nresume it with: knack chat --resume {id}   (or `knack chat --continue` in this directory)"
+        )
+    }
+
     pub fn is_busy(&self) -> bool {
         self.turns_running > 0
     }

@@ -327,3 +327,51 @@ fn snapshot_typing_a_skill_name_in_the_browser_puts_it_first() {
     app.handle_key(key(KeyCode::Tab));
     assert_eq!(app.input_text(), "/skill weather/weather ");
 }
+
+// ----- totals carried over, and the summary at exit ----------------------------
+
+#[test]
+fn a_resumed_sessions_totals_count_on_and_the_exit_summary_says_how_to_come_back() {
+    let (mut app, _rx) = app();
+    let stored = agent_loop::UsageTotals {
+        requests: 3,
+        fresh_input_tokens: 600,
+        cache_read_tokens: 1_000,
+        cache_write_tokens: 400,
+        output_tokens: 300,
+        cost_usd: Some(0.01),
+        priced_requests: 3,
+        ..Default::default()
+    };
+    app.set_prior_usage(super::status::TokenTotals::from_stored(&stored));
+    // A compaction's request reports its usage like any other.
+    feed(
+        &mut app,
+        vec![
+            Event::Usage {
+                prompt_tokens: 2_000,
+                completion_tokens: 200,
+                cached_tokens: 1_000,
+                cache_write_tokens: 0,
+                cost_usd: Some(0.005),
+            },
+            Event::Compaction {
+                before_tokens: 2_000,
+                after_tokens: 500,
+            },
+        ],
+    );
+    let status = screen(&mut app, 100, 6);
+    assert!(status.contains("4.0k in / 500 out"), "{status}");
+    assert!(status.contains("$0.0150"), "{status}");
+    let summary = app.exit_summary();
+    for part in [
+        "session 20260301-000001",
+        "4.0k tokens in, 500 out",
+        "50% of the input from the cache",
+        "$0.0150",
+        "knack chat --resume 20260301-000001",
+    ] {
+        assert!(summary.contains(part), "{part:?} missing: {summary}");
+    }
+}
