@@ -8,6 +8,7 @@ mod context;
 mod daily;
 mod eval;
 mod faults;
+mod habits;
 mod headless;
 mod hub;
 mod library_health;

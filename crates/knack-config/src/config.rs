@@ -183,9 +183,15 @@ pub struct ProviderConfig {
     /// routers such as OpenRouter that pass them on to Claude models.
     pub cache_control: bool,
     pub prices: Option<Prices>,
-    /// Responses only: `low`, `medium` or `high` for reasoning models; it
-    /// also asks for the encrypted reasoning replayed on the next request.
+    /// How hard a reasoning model thinks (`minimal`, `low`, `medium`, `high`),
+    /// honoured on every wire: Chat sends `reasoning_effort`, Responses
+    /// `reasoning.effort` (and asks for the encrypted reasoning replayed on
+    /// the next request), Anthropic extended thinking with a budget mapped
+    /// from the level unless `thinking_budget` names one.
     pub reasoning_effort: Option<String>,
+    /// Anthropic only: the extended-thinking budget in tokens (at least 1024);
+    /// it turns thinking on by itself and wins over `reasoning_effort`'s budget.
+    pub thinking_budget: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

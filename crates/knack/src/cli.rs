@@ -166,6 +166,9 @@ pub struct RunArgs {
     /// Continue a stored session (its id, or a unique start of it)
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// Continue the session last used in this directory
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
     /// Stop after this many model requests in the turn (default: agent.max_iterations)
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
@@ -215,6 +218,9 @@ pub struct ChatArgs {
     /// Continue a stored session: its id or a unique start of it (see `knack sessions list`)
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// Continue the session last used in this directory
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
     /// Preload a skill for the session (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,

@@ -222,7 +222,7 @@ impl Session {
             }
         };
         let completion = self.client.stream_chat(&request, &mut on_update).await?;
-        self.record_usage(purpose, completion.usage.as_ref());
+        self.report_usage(purpose, completion.usage.as_ref());
         Ok(completion)
     }
 }

@@ -359,7 +359,15 @@ impl Session {
             forward(update)
         };
         let completion = self.client.stream_chat(&request, &mut on_update).await?;
-        if let Some(usage) = completion.usage {
+        self.report_usage(purpose, completion.usage.as_ref());
+        Ok(completion)
+    }
+
+    /// Tells the frontends what a request used (a `usage` event) and stores
+    /// it. Every request reports: turns, the review and compaction alike, so
+    /// the totals a frontend sums match what the store totals.
+    pub(crate) fn report_usage(&self, purpose: RequestPurpose, usage: Option<&Usage>) {
+        if let Some(usage) = usage {
             self.events.send(Event::Usage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
@@ -368,13 +376,12 @@ impl Session {
                 cost_usd: usage.cost_usd,
             });
         }
-        self.record_usage(purpose, completion.usage.as_ref());
-        Ok(completion)
+        self.record_usage(purpose, usage);
     }
 
     /// Stores what a request used, for `knack sessions show`. A failed write
     /// only loses the statistic, so it is logged rather than ending the turn.
-    pub(crate) fn record_usage(&self, purpose: RequestPurpose, usage: Option<&Usage>) {
+    fn record_usage(&self, purpose: RequestPurpose, usage: Option<&Usage>) {
         if let Some(usage) = usage
             && let Err(e) = self.store.record_usage(&self.id, purpose, usage)
         {

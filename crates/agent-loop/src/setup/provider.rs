@@ -7,8 +7,8 @@ use knack_config::{Config, EnvFile, KnackHome, ProviderConfig, Wire};
 
 use crate::compaction::{ContextBudget, effective_window};
 use crate::model::{
-    ClientSettings, ModelClient, ModelError, ModelTimeouts, RetryPolicy, build_client,
-    default_base_url,
+    ClientSettings, MIN_THINKING_BUDGET, ModelClient, ModelError, ModelTimeouts, RetryPolicy,
+    THINKING_EFFORTS, build_client, default_base_url, thinking_budget_for_effort,
 };
 
 /// `--provider` and `--model` as a frontend took them; `None` defers to the config.
@@ -226,22 +226,34 @@ fn profile_settings(
             .to_owned(),
     };
     check_scheme(&base_url, &format!("providers.{name}.base_url"))?;
-    let api_key = match profile
+    // The key and where it came from, named if the server rejects it.
+    let (api_key, api_key_source) = match profile
         .api_key_env
         .as_deref()
         .filter(|v| !v.trim().is_empty())
     {
-        Some(variable) => Some(
-            env.lookup(variable)
-                .or_else(|| env.lookup("KNACK_API_KEY"))
-                .ok_or_else(|| {
-                    SetupError::Config(format!(
-                        "providers.{name}.api_key_env names {variable}, which is not set — \
+        Some(variable) => match (env.lookup(variable), env.lookup("KNACK_API_KEY")) {
+            (Some(key), _) => (
+                Some(key),
+                format!("{variable} (providers.{name}.api_key_env)"),
+            ),
+            (None, Some(key)) => (
+                Some(key),
+                format!(
+                    "KNACK_API_KEY (used because {variable}, providers.{name}.api_key_env, is not set)"
+                ),
+            ),
+            (None, None) => {
+                return Err(SetupError::Config(format!(
+                    "providers.{name}.api_key_env names {variable}, which is not set — \
 export {variable}=… or add it to $KNACK_HOME/.env"
-                    ))
-                })?,
+                )));
+            }
+        },
+        None => (
+            env.lookup("KNACK_API_KEY"),
+            format!("KNACK_API_KEY (or name the key's variable in providers.{name}.api_key_env)"),
         ),
-        None => env.lookup("KNACK_API_KEY"),
     };
     // A limit of 0 asks for an empty reply, which every server refuses.
     if profile.max_output_tokens == Some(0) {
@@ -257,8 +269,35 @@ export {variable}=… or add it to $KNACK_HOME/.env"
             format!("providers.{name}.wire (its default URL)")
         }),
         api_key,
+        api_key_source: Some(api_key_source),
+        thinking_budget: thinking_budget(name, profile)?,
         ..ClientSettings::from(profile)
     })
+}
+
+/// The Anthropic wire's extended-thinking budget: `thinking_budget`, else
+/// the one `reasoning_effort` stands for; other wires take no budget.
+fn thinking_budget(name: &str, profile: &ProviderConfig) -> Result<Option<u32>, SetupError> {
+    if profile.wire != Wire::Anthropic {
+        return Ok(None);
+    }
+    let budget = match (profile.thinking_budget, profile.reasoning_effort.as_deref()) {
+        (Some(budget), _) => budget,
+        (None, Some(effort)) => thinking_budget_for_effort(effort).ok_or_else(|| {
+            SetupError::Config(format!(
+                "providers.{name}.reasoning_effort is '{effort}', which the anthropic wire cannot map \
+to a thinking budget — use one of {THINKING_EFFORTS}, or set providers.{name}.thinking_budget (tokens)"
+            ))
+        })?,
+        (None, None) => return Ok(None),
+    };
+    if budget < MIN_THINKING_BUDGET {
+        return Err(SetupError::Config(format!(
+            "providers.{name}.thinking_budget is {budget}; Anthropic needs at least {MIN_THINKING_BUDGET} tokens — \
+raise it, or remove it and reasoning_effort to turn thinking off"
+        )));
+    }
+    Ok(Some(budget))
 }
 
 /// The environment-only setup: `KNACK_BASE_URL` (or `model.base_url`),
@@ -287,12 +326,17 @@ fn env_only_settings(config: &Config, env: &EnvFile) -> Result<ClientSettings, S
         })?,
         None => Wire::Chat,
     };
-    let api_key = env
-        .lookup("KNACK_API_KEY")
-        .or_else(|| env.lookup(&cfg.api_key_env));
+    let (api_key, api_key_source) = match env.lookup("KNACK_API_KEY") {
+        Some(key) => (Some(key), "KNACK_API_KEY".to_owned()),
+        None => (
+            env.lookup(&cfg.api_key_env),
+            format!("{} (model.api_key_env) or KNACK_API_KEY", cfg.api_key_env),
+        ),
+    };
     let mut settings = ClientSettings::new(base_url.trim()).with_wire(wire);
     settings.base_url_setting = Some(key_name.to_owned());
     settings.api_key = api_key;
+    settings.api_key_source = Some(api_key_source);
     Ok(settings)
 }
 
@@ -323,6 +367,10 @@ pub struct ProfileSummary {
     /// The model `--provider NAME` would send.
     pub model: Option<String>,
     pub context_window: Option<u64>,
+    /// How hard the model is asked to think (`providers.<name>.reasoning_effort`).
+    pub reasoning_effort: Option<String>,
+    /// Anthropic: the extended-thinking budget requests carry, when thinking is on.
+    pub thinking_budget: Option<u32>,
     /// `model.provider` names it.
     pub active: bool,
 }
@@ -348,6 +396,9 @@ pub fn profiles(home: &KnackHome, config: &Config) -> Vec<ProfileSummary> {
                     .or_else(|| default_base_url(profile.wire).map(str::to_owned)),
                 model: pick_model(config, &env, &flags, Some((name, profile))),
                 context_window: profile.context_window,
+                reasoning_effort: profile.reasoning_effort.clone(),
+                // A budget the profile cannot use shows as none; sessions name the error.
+                thinking_budget: thinking_budget(name, profile).ok().flatten(),
                 active: active == Some(name.as_str()),
             }
         })

@@ -26,10 +26,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
     // An unknown id or skill is a usage error before the terminal is taken over.
     super::run::check_preloads(&ctx, &args.skills)?;
     let args = ChatArgs {
-        resume: match &args.resume {
-            Some(id) => Some(super::run::resolve_session(&ctx, id)?),
-            None => None,
-        },
+        resume: super::run::session_to_resume(&ctx, args.resume.as_deref(), args.continue_last)?,
         ..args
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -71,8 +68,13 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
     let mut skills = SkillCatalog::new(ctx.discovery_options());
     loop {
         let (conn, info) = tui::connect_agent(&ctx, &options).await?;
-        match tui::run_tui(conn, info, &mut skills, &ctx, &model).await? {
-            TuiExit::Quit => return Ok(exit::OK),
+        let end = tui::run_tui(conn, info, &mut skills, &ctx, &model).await?;
+        match end.exit {
+            TuiExit::Quit => {
+                // The terminal is restored by now: this stays on screen.
+                println!("{}", end.summary);
+                return Ok(exit::OK);
+            }
             TuiExit::NewSession => {
                 options = ChatOptions {
                     model: current(&model),

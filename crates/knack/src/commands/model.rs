@@ -26,6 +26,8 @@ fn list(json: bool) -> anyhow::Result<u8> {
                 "base_url": p.base_url,
                 "model": p.model,
                 "context_window": p.context_window,
+                "reasoning_effort": p.reasoning_effort,
+                "thinking_budget": p.thinking_budget,
                 "active": p.active,
             })
         })
@@ -46,8 +48,17 @@ fn list(json: bool) -> anyhow::Result<u8> {
         } else {
             " "
         };
+        let thinking = match (
+            row["reasoning_effort"].as_str(),
+            row["thinking_budget"].as_u64(),
+        ) {
+            (Some(effort), Some(budget)) => format!("  effort {effort}, thinking {budget} tokens"),
+            (None, Some(budget)) => format!("  thinking {budget} tokens"),
+            (Some(effort), None) => format!("  effort {effort}"),
+            (None, None) => String::new(),
+        };
         println!(
-            "{mark} {:<14} {:<10} {:<36} {}",
+            "{mark} {:<14} {:<10} {:<36} {}{thinking}",
             text("name"),
             text("wire"),
             text("base_url"),

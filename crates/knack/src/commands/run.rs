@@ -46,9 +46,7 @@ fn start(mut args: RunArgs) -> anyhow::Result<u8> {
     let prompt = agent_loop::mentions::expand(&prompt, &ctx.cwd, ctx.home.root())
         .map_err(|e| exit::usage(e.to_string()))?
         .text;
-    if let Some(id) = &args.resume {
-        args.resume = Some(resolve_session(&ctx, id)?);
-    }
+    args.resume = session_to_resume(&ctx, args.resume.as_deref(), args.continue_last)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -126,6 +124,33 @@ pub(crate) fn check_preloads(ctx: &Context, names: &[String]) -> anyhow::Result<
             }
         }
         Ok(())
+    })
+}
+
+/// The session `--resume ID` or `--continue` asks for, as a full id.
+pub(crate) fn session_to_resume(
+    ctx: &Context,
+    resume: Option<&str>,
+    continue_last: bool,
+) -> anyhow::Result<Option<String>> {
+    match (resume, continue_last) {
+        (Some(id), _) => resolve_session(ctx, id).map(Some),
+        (None, true) => latest_session(ctx).map(Some),
+        (None, false) => Ok(None),
+    }
+}
+
+/// `--continue`: the session whose last message is the newest among those
+/// started in this directory. Other directories' sessions are never picked,
+/// so a `--continue` in one project never carries on another's conversation.
+fn latest_session(ctx: &Context) -> anyhow::Result<String> {
+    let store = agent_loop::SessionStore::open(&ctx.home)?;
+    let cwd = ctx.cwd.to_string_lossy();
+    store.latest_session(Some(&cwd))?.ok_or_else(|| {
+        exit::failed(format!(
+            "no session to continue in {cwd}: none was started in this directory — \
+start one without --continue, or pick any session with --resume ID (`knack sessions list`)"
+        ))
     })
 }
 

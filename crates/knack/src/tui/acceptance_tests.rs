@@ -98,7 +98,7 @@ fn help_wraps_its_descriptions_on_a_narrow_terminal() {
     let (mut app, _rx) = app();
     enter(&mut app, "/help");
     // Far enough down that the wrapped descriptions of the keys show.
-    for _ in 0..4 {
+    for _ in 0..8 {
         app.handle_key(key(KeyCode::Down));
     }
     let frame = screen(&mut app, 60, 20);

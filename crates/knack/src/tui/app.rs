@@ -107,6 +107,8 @@ enum Action {
     Redraw,
     /// Switch to the next approval mode (shift-tab).
     CycleMode,
+    /// Start searching the input history (ctrl-r).
+    SearchHistory,
 }
 
 /// Finds the full id of a stored session from what the user typed (an id or
@@ -127,6 +129,19 @@ pub struct MentionRoots {
 
 /// Most sessions `/sessions` lists.
 const SESSIONS_LISTED: usize = 10;
+
+/// Queued messages shown above the input; more are counted, not listed.
+const QUEUED_SHOWN: usize = 3;
+
+/// A message sent while a turn runs. The session runs it after that turn, so
+/// it joins the transcript when its own turn starts: shown at once it would
+/// sit inside the answer still streaming.
+#[derive(Debug, Clone)]
+struct QueuedTurn {
+    text: String,
+    /// The "attached …" lines of its `@path` mentions.
+    attached: Vec<String>,
+}
 
 pub struct App {
     ops: UnboundedSender<Op>,
@@ -154,6 +169,10 @@ pub struct App {
     clock: Clock,
     tokens: TokenTotals,
     turns_running: usize,
+    /// Messages waiting for the running turn to end, oldest first.
+    queued: std::collections::VecDeque<QueuedTurn>,
+    /// Ctrl-R: searching the input history (`None` when not searching).
+    search: Option<HistorySearch>,
     review_running: bool,
     quit_armed: bool,
     hint: Option<String>,
@@ -191,6 +210,8 @@ impl App {
             clock: Clock::default(),
             tokens: TokenTotals::default(),
             turns_running: 0,
+            queued: std::collections::VecDeque::new(),
+            search: None,
             review_running: false,
             quit_armed: false,
             hint: None,
@@ -241,6 +262,37 @@ impl App {
     #[cfg(test)]
     pub fn tokens(&self) -> TokenTotals {
         self.tokens
+    }
+
+    /// Starts the totals from what the session's earlier requests used (a
+    /// resumed session); the events of this run add to them.
+    pub fn set_prior_usage(&mut self, totals: TokenTotals) {
+        let last_prompt = self.tokens.last_prompt;
+        self.tokens = totals;
+        self.tokens.last_prompt = last_prompt;
+        self.dirty = true;
+    }
+
+    /// What is printed once the terminal is restored: the session, what it
+    /// used (every request: turns, review, compaction, earlier runs of it
+    /// included) and how to come back to it.
+    pub fn exit_summary(&self) -> String {
+        let t = &self.tokens;
+        let mut usage = format!(
+            "{} tokens in, {} out",
+            status::compact(t.prompt),
+            status::compact(t.completion)
+        );
+        if let Some(p) = t.cache_percent() {
+            usage.push_str(&format!(" ({p}% of the input from the cache)"));
+        }
+        if t.cost_micro_usd > 0 {
+            usage.push_str(&format!(", ${:.4}", t.cost_micro_usd as f64 / 1_000_000.0));
+        }
+        let id = &self.info.session_id;
+        format!(
+            "session {id}: {usage}\nresume it with: knack chat --resume {id}   (or `knack chat --continue` in this directory)"
+        )
     }
 
     pub fn is_busy(&self) -> bool {
@@ -339,7 +391,7 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if !(ctrl && key.code == KeyCode::Char('c')) {
             self.quit_armed = false;
-            if self.hint.as_deref() == Some(QUIT_HINT) {
+            if matches!(self.hint.as_deref(), Some(QUIT_HINT | DRAFT_QUIT_HINT)) {
                 self.hint = None;
             }
         }
@@ -428,6 +480,10 @@ impl App {
                 return;
             }
             Overlay::None => {}
+        }
+        if self.search.is_some() {
+            self.search_key(key);
+            return;
         }
         if let Some(action) = self.action_for(key) {
             self.update(action);
@@ -520,7 +576,14 @@ impl App {
                     Action::ArmQuit
                 }
             }
-            KeyCode::Char('d') if ctrl => Action::Quit,
+            // Ctrl-D quits only from an empty input, so a draft is never
+            // lost to it; with text it stays the editor's delete key.
+            KeyCode::Char('d') if ctrl && text.is_empty() => Action::Quit,
+            KeyCode::Char('d') if ctrl => {
+                self.hint = Some(DRAFT_QUIT_HINT.into());
+                return None;
+            }
+            KeyCode::Char('r') if ctrl => Action::SearchHistory,
             KeyCode::Char('u') if ctrl => Action::ClearInput,
             KeyCode::Char('l') if ctrl => Action::Redraw,
             KeyCode::Char('o') if ctrl => Action::ToggleToolOutput,
@@ -564,6 +627,7 @@ impl App {
                 self.hint = Some("interrupting…".into());
             }
             Action::Quit => {
+                self.keep_draft();
                 let _ = self.ops.send(Op::Shutdown);
                 self.exit = Some(TuiExit::Quit);
             }
@@ -572,6 +636,7 @@ impl App {
                 self.hint = Some(QUIT_HINT.into());
             }
             Action::ClearInput => {
+                self.keep_draft();
                 self.history.stop_browsing();
                 self.set_input("");
             }
@@ -597,7 +662,20 @@ impl App {
             Action::SelectTool { older } => self.transcript.select_tool(older),
             Action::ToggleToolOutput => self.transcript.toggle_selected_output(),
             Action::ToggleRawOutput => self.transcript.toggle_selected_raw(),
-            Action::Escape => self.transcript.clear_selection(),
+            // Esc first lets go of a selected card; otherwise it interrupts.
+            Action::Escape if self.transcript.has_selection() => {
+                self.transcript.clear_selection();
+            }
+            Action::Escape if self.is_busy() => self.update(Action::Interrupt),
+            Action::Escape => {}
+            Action::SearchHistory => {
+                self.search = Some(HistorySearch {
+                    query: String::new(),
+                    draft: self.input_text(),
+                    skip: 0,
+                    found: None,
+                });
+            }
             Action::NewLine => {
                 self.input.insert_newline();
                 let text = self.input_text();
@@ -626,6 +704,69 @@ impl App {
         }
     }
 
+    /// A draft about to leave the input (cleared, or the TUI quits) goes
+    /// into the history, where Up brings it back. An entry recalled from the
+    /// history is already there.
+    fn keep_draft(&mut self) {
+        let text = self.input_text();
+        if !self.history.is_browsing() && !text.trim().is_empty() {
+            self.history.record(&text);
+        }
+    }
+
+    /// A key while searching the history: typing narrows the search,
+    /// ctrl-r goes to the next older match, enter takes the match into the
+    /// input, esc (or ctrl-c, ctrl-g) goes back to the draft.
+    fn search_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let Some(search) = self.search.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Char('r') if ctrl => search.skip += 1,
+            KeyCode::Esc | KeyCode::Char('c' | 'g') if key.code == KeyCode::Esc || ctrl => {
+                let draft = std::mem::take(&mut search.draft);
+                self.search = None;
+                self.set_input(&draft);
+                return;
+            }
+            KeyCode::Enter | KeyCode::Tab | KeyCode::Left | KeyCode::Right => {
+                let chosen = search.found.clone().unwrap_or_else(|| search.draft.clone());
+                self.search = None;
+                self.set_input(&chosen);
+                // A recalled entry is not a command being typed.
+                let chosen = self.input_text();
+                self.palette.dismiss(&chosen);
+                return;
+            }
+            KeyCode::Backspace => {
+                search.query.pop();
+                search.skip = 0;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                search.query.push(c);
+                search.skip = 0;
+            }
+            _ => return,
+        }
+        let query = search.query.clone();
+        let mut skip = search.skip;
+        let found = self.history.search(&query, skip);
+        // Past the oldest match, stay on it.
+        let found = match found {
+            Some(entry) => Some(entry.to_owned()),
+            None if skip > 0 => {
+                skip -= 1;
+                self.history.search(&query, skip).map(str::to_owned)
+            }
+            None => None,
+        };
+        if let Some(search) = self.search.as_mut() {
+            search.skip = skip;
+            search.found = found;
+        }
+    }
+
     fn send(&mut self, op: Op) {
         if self.ops.send(op).is_err() && !self.agent_gone {
             self.agent_disconnected();
@@ -637,6 +778,15 @@ impl App {
         if !self.agent_gone {
             self.agent_gone = true;
             self.turns_running = 0;
+            // Messages that never ran go back into the input, not away.
+            if !self.queued.is_empty() {
+                let mut texts: Vec<String> = self.queued.drain(..).map(|t| t.text).collect();
+                let draft = self.input_text();
+                if !draft.trim().is_empty() {
+                    texts.push(draft);
+                }
+                self.set_input(&texts.join("\n\n"));
+            }
             self.note(
                 NoteKind::Error,
                 "the agent session has ended; /new starts another, ctrl-d quits",
@@ -788,7 +938,7 @@ impl App {
                 return false;
             }
             "skill" => return self.invoke_skill(line),
-            "new" => {
+            "new" | "clear" => {
                 let _ = self.ops.send(Op::Shutdown);
                 self.exit = Some(TuiExit::NewSession);
             }
@@ -883,21 +1033,31 @@ impl App {
             },
             None => (text.to_owned(), Vec::new()),
         };
-        self.transcript.push(Cell::User {
+        let turn = QueuedTurn {
             text: text.to_owned(),
-        });
-        if !attached.is_empty() {
-            let lines: Vec<String> = attached
+            attached: attached
                 .iter()
                 .map(|a| format!("attached {}", a.header()))
-                .collect();
-            self.transcript
-                .push_note(NoteKind::Subtle, lines.join("\n"));
+                .collect(),
+        };
+        if self.is_busy() {
+            self.queued.push_back(turn);
+        } else {
+            self.show_user_turn(turn);
         }
-        self.transcript.scroll_to_bottom();
         self.turns_running += 1;
         self.send(Op::UserTurn { text: sent });
         true
+    }
+
+    /// A user message joins the transcript as its turn starts.
+    fn show_user_turn(&mut self, turn: QueuedTurn) {
+        self.transcript.push(Cell::User { text: turn.text });
+        if !turn.attached.is_empty() {
+            self.transcript
+                .push_note(NoteKind::Subtle, turn.attached.join("\n"));
+        }
+        self.transcript.scroll_to_bottom();
     }
 
     /// Leaves this session for the stored one `id` (a full id).
@@ -1205,6 +1365,11 @@ impl App {
 
     fn end_turn(&mut self) {
         self.turns_running = self.turns_running.saturating_sub(1);
+        // The session starts the next queued message now.
+        if let Some(next) = self.queued.pop_front() {
+            self.transcript.settle_stream();
+            self.show_user_turn(next);
+        }
         if self.turns_running == 0 {
             self.transcript.settle_stream();
             self.transcript.abandon_running_tools(TURN_ENDED_RESULT);
@@ -1224,6 +1389,33 @@ impl App {
     }
 
     // ----- drawing -----------------------------------------------------------
+
+    /// The lines above the input naming the messages waiting for the
+    /// running turn, in the order they will run.
+    fn queued_lines(&self, width: u16) -> Vec<Line<'static>> {
+        let theme = self.theme;
+        let mut lines: Vec<Line<'static>> = self
+            .queued
+            .iter()
+            .take(QUEUED_SHOWN)
+            .map(|turn| {
+                let first = turn.text.lines().next().unwrap_or_default();
+                let text = super::wrap::truncate(
+                    &format!("queued · {first}"),
+                    usize::from(width.saturating_sub(2)),
+                );
+                Line::from(vec![Span::raw(" "), Span::styled(text, theme.dim())])
+            })
+            .collect();
+        let more = self.queued.len().saturating_sub(QUEUED_SHOWN);
+        if more > 0 {
+            lines.push(Line::styled(
+                format!(" … and {more} more queued"),
+                theme.dim(),
+            ));
+        }
+        lines
+    }
 
     fn input_height(&self, width: u16) -> u16 {
         let inner = width.saturating_sub(2).max(1) as usize;
@@ -1245,8 +1437,10 @@ impl App {
         let input_h = self
             .input_height(area.width)
             .min(area.height.saturating_sub(2).max(3));
-        let [body, input_area, status_area] = Layout::vertical([
+        let queued_h = self.queued_lines(area.width).len() as u16;
+        let [body, queued_area, input_area, status_area] = Layout::vertical([
             Constraint::Min(1),
+            Constraint::Length(queued_h),
             Constraint::Length(input_h),
             Constraint::Length(1),
         ])
@@ -1258,6 +1452,7 @@ impl App {
         self.transcript
             .render(body, frame.buffer_mut(), &theme, self.tick);
 
+        Paragraph::new(self.queued_lines(area.width)).render(queued_area, frame.buffer_mut());
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border())
@@ -1269,8 +1464,32 @@ impl App {
                 },
                 theme.dim(),
             ));
-        self.input.set_block(block);
-        frame.render_widget(&self.input, input_area);
+        match &self.search {
+            Some(search) => {
+                let block = Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.border())
+                    .title(Span::styled(
+                        format!(" history search: {}▏ ", search.query),
+                        theme.heading(3),
+                    ));
+                let shown = match &search.found {
+                    Some(entry) => Line::raw(entry.replace('\n', " ⏎ ")),
+                    None if search.query.is_empty() => Line::styled(
+                        "type to search the sent messages · ctrl-r older · enter takes · esc back",
+                        theme.dim(),
+                    ),
+                    None => Line::styled("no match", theme.dim()),
+                };
+                Paragraph::new(shown)
+                    .block(block)
+                    .render(input_area, frame.buffer_mut());
+            }
+            None => {
+                self.input.set_block(block);
+                frame.render_widget(&self.input, input_area);
+            }
+        }
 
         let activity = Activity {
             turn_running: self.is_busy(),
@@ -1323,6 +1542,17 @@ impl App {
 }
 
 const QUIT_HINT: &str = "press ctrl-c again to quit";
+const DRAFT_QUIT_HINT: &str = "ctrl-d quits from an empty input; ctrl-u clears it";
+
+/// Ctrl-R's state: what is typed, which match (0 = newest) and the draft to
+/// go back to.
+#[derive(Debug, Clone)]
+struct HistorySearch {
+    query: String,
+    draft: String,
+    skip: usize,
+    found: Option<String>,
+}
 
 /// What an empty transcript shows: where you are and how to start, wrapped
 /// to `width` so a narrow terminal shows all of it.

@@ -52,6 +52,12 @@ pub const BUILTINS: &[Builtin] = &[
         needs_arg: false,
     },
     Builtin {
+        name: "clear",
+        args: "",
+        description: "start a new session (as /new)",
+        needs_arg: false,
+    },
+    Builtin {
         name: "resume",
         args: "[session-id]",
         description: "continue a stored session (alone: pick one)",

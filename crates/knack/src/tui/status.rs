@@ -38,6 +38,21 @@ impl TokenTotals {
         }
     }
 
+    /// The totals stored for a session's earlier requests, so a resumed
+    /// session counts on from them instead of from zero.
+    pub fn from_stored(stored: &agent_loop::UsageTotals) -> Self {
+        let cost = stored.cost_usd.filter(|c| c.is_finite() && *c > 0.0);
+        Self {
+            prompt: stored.fresh_input_tokens
+                + stored.cache_read_tokens
+                + stored.cache_write_tokens,
+            completion: stored.output_tokens,
+            cached: stored.cache_read_tokens,
+            cost_micro_usd: cost.map_or(0, |c| (c * 1_000_000.0).round() as u64),
+            last_prompt: 0,
+        }
+    }
+
     /// How full the context window is after the latest request, in percent.
     pub fn context_percent(&self, window: u64) -> Option<u64> {
         (window > 0 && self.last_prompt > 0).then(|| self.last_prompt * 100 / window)

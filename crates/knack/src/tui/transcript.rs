@@ -142,29 +142,31 @@ impl Transcript {
         });
     }
 
+    /// The answer still streaming, wherever it is: a note pushed while it
+    /// streams must not split it into a stale part and a repeated whole.
     fn streaming_index(&self) -> Option<usize> {
-        match self.entries.last() {
-            Some(Entry {
-                cell: Cell::Assistant {
-                    streaming: true, ..
-                },
-                ..
-            }) => Some(self.entries.len() - 1),
-            _ => None,
-        }
+        self.entries.iter().rposition(|e| {
+            matches!(
+                e.cell,
+                Cell::Assistant {
+                    streaming: true,
+                    ..
+                }
+            )
+        })
     }
 
-    /// The last entry when it is thinking still streaming.
+    /// The thinking still streaming, wherever it is (see `streaming_index`).
     fn thinking_index(&self) -> Option<usize> {
-        match self.entries.last() {
-            Some(Entry {
-                cell: Cell::Thinking {
-                    streaming: true, ..
-                },
-                ..
-            }) => Some(self.entries.len() - 1),
-            _ => None,
-        }
+        self.entries.iter().rposition(|e| {
+            matches!(
+                e.cell,
+                Cell::Thinking {
+                    streaming: true,
+                    ..
+                }
+            )
+        })
     }
 
     pub fn append_reasoning(&mut self, delta: &str) {
@@ -389,6 +391,10 @@ impl Transcript {
                 e.changed();
             }
         }
+    }
+
+    pub fn has_selection(&self) -> bool {
+        self.selected.is_some()
     }
 
     pub fn clear_selection(&mut self) {

@@ -244,8 +244,14 @@ fn head(card: &ToolCard<'_>, reading: &Reading, frame: &Frame<'_>) -> Vec<Line<'
     };
     let mut spans = vec![Span::styled(card.name.to_owned(), theme.tool_name())];
     if !reading.subject.is_empty() {
+        // A long command is cut on a collapsed card and wraps whole once expanded.
+        let subject = if card.expanded {
+            reading.subject.clone()
+        } else {
+            truncate(&reading.subject, SUBJECT_CHARS)
+        };
         spans.push(Span::raw("  "));
-        spans.push(Span::styled(reading.subject.clone(), theme.text()));
+        spans.push(Span::styled(subject, theme.text()));
     }
     if let Some(detail) = &reading.detail {
         spans.push(Span::styled(format!(" — {detail}"), theme.dim()));
@@ -727,17 +733,15 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Whitespace (newlines included) folded to single spaces, cut to fit a card.
+/// Whitespace (newlines included) folded to single spaces. The card's head
+/// cuts it to fit when collapsed; expanded, it is shown whole, wrapped.
 fn one_line(text: &str) -> String {
-    truncate(
-        &text.split_whitespace().collect::<Vec<_>>().join(" "),
-        SUBJECT_CHARS,
-    )
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A one-line view of a tool's arguments: the fields that say the most, or
-/// compact JSON.
-pub fn summarize_arguments(arguments: &Value) -> String {
+/// compact JSON; whole (the card's head cuts it when collapsed).
+fn summarize_arguments(arguments: &Value) -> String {
     const KEYS: [&str; 8] = [
         "command",
         "path",
@@ -879,6 +883,44 @@ mod tests {
             expanded.iter().any(|l| l == "    │ +line 398"),
             "{}",
             expanded.len()
+        );
+    }
+
+    #[test]
+    fn a_long_command_is_cut_when_collapsed_and_wraps_whole_when_expanded() {
+        let command = format!(
+            "echo start && {} && echo the-very-end",
+            "true ".repeat(40).trim()
+        );
+        let args = json!({"command": command});
+        let output = r#"{"success": true, "output": "start", "exit_code": 0}"#;
+        let card = |expanded| ToolCard {
+            name: "terminal",
+            arguments: &args,
+            status: &ToolStatus::Done {
+                success: true,
+                duration_ms: 5,
+            },
+            output,
+            expanded,
+            raw: false,
+            approved_by: None,
+            diffs: &[],
+        };
+        let collapsed = plain(&card(false), 60).join("\n");
+        assert!(!collapsed.contains("the-very-end"), "{collapsed}");
+        assert!(collapsed.contains('…'), "{collapsed}");
+        let expanded = plain(&card(true), 60);
+        let text = expanded.join(" ");
+        assert!(text.contains("the-very-end"), "{text}");
+        assert!(
+            expanded.iter().all(|l| l.chars().count() <= 60),
+            "{expanded:#?}"
+        );
+        let head_lines = expanded.iter().take_while(|l| !l.contains('│')).count();
+        assert!(
+            head_lines > 2,
+            "the command wraps over several lines: {expanded:#?}"
         );
     }
 
