@@ -5,6 +5,8 @@ use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 
 use serde::Serialize;
 
+use crate::terminal_text::escape;
+
 pub fn color_enabled() -> bool {
     colors_allowed() && std::io::stdout().is_terminal()
 }
@@ -50,7 +52,7 @@ fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate().take(cols) {
-            widths[i] = widths[i].max(cell.chars().count());
+            widths[i] = widths[i].max(escape(cell).chars().count());
         }
     }
     let line = |cells: &[&str], out: &mut String| {
@@ -70,7 +72,10 @@ fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut text = bold(&head);
     text.push('\n');
     for row in rows {
-        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        // Cells hold names, titles and descriptions that models, skills and servers wrote:
+        // their control characters are shown, never obeyed (and never mis-measured).
+        let escaped: Vec<_> = row.iter().map(|cell| escape(cell)).collect();
+        let cells: Vec<&str> = escaped.iter().map(AsRef::as_ref).collect();
         line(&cells, &mut text);
         text.push('\n');
     }
