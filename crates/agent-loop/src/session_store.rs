@@ -572,13 +572,32 @@ impl SessionStore {
         Self::usage_totals_in(&conn, session_id)
     }
 
+    /// The session's usage summed over its requests of one purpose (the
+    /// conversation, the review, or compaction): what `knack eval` charges to each.
+    pub fn usage_totals_for(
+        &self,
+        session_id: &str,
+        purpose: RequestPurpose,
+    ) -> Result<UsageTotals> {
+        let conn = lock(&self.conn);
+        Self::usage_totals_where(&conn, session_id, Some(purpose))
+    }
+
     fn usage_totals_in(conn: &Connection, session_id: &str) -> Result<UsageTotals> {
+        Self::usage_totals_where(conn, session_id, None)
+    }
+
+    fn usage_totals_where(
+        conn: &Connection,
+        session_id: &str,
+        purpose: Option<RequestPurpose>,
+    ) -> Result<UsageTotals> {
         let totals = conn.query_row(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),
                     COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
                     COALESCE(SUM(reasoning_tokens), 0), SUM(cost_usd), COUNT(cost_usd)
-             FROM request_usage WHERE session_id = ?1",
-            [session_id],
+             FROM request_usage WHERE session_id = ?1 AND (?2 IS NULL OR purpose = ?2)",
+            params![session_id, purpose.map(RequestPurpose::as_str)],
             |r| {
                 let n = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
                 let (prompt, read, write) = (n(1)?, n(2)?, n(3)?);

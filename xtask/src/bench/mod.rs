@@ -5,8 +5,10 @@ mod agent;
 mod client;
 mod context;
 mod discovery;
+mod eval;
 mod file_write;
 mod guard;
+mod hub;
 mod library;
 mod manage;
 mod mcp;
@@ -129,6 +131,14 @@ const GROUPS: &[Group] = &[
     Group {
         name: "search",
         run: search::run,
+    },
+    Group {
+        name: "hub",
+        run: hub::run,
+    },
+    Group {
+        name: "eval",
+        run: eval::run,
     },
 ];
 
