@@ -4,11 +4,22 @@
 //! that cgroup hands the `pids` controller to its children and can be written. Where
 //! neither works, [`parent`] says why (for `knack doctor`).
 
+use std::collections::HashSet;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// This process's cgroups whose command has not ended yet. A new one is empty until its
+/// supervisor joins it, so "empty" alone must never mark one of these as stale: another
+/// thread's command would then fail to start.
+static LIVE: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+fn live() -> std::sync::MutexGuard<'static, Option<HashSet<PathBuf>>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Where the v1 `pids` hierarchy is mounted on most systems (when the mount table does not
 /// name another place).
@@ -194,7 +205,14 @@ impl PidsCgroup {
             "knack-{me}-{}",
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::create_dir(&dir)?;
+        // Marked live before it exists, so no other thread's clean-up can see it unmarked.
+        live().get_or_insert_with(HashSet::new).insert(dir.clone());
+        if let Err(e) = std::fs::create_dir(&dir) {
+            if let Some(set) = live().as_mut() {
+                set.remove(&dir);
+            }
+            return Err(e);
+        }
         let group = Self {
             procs: CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())
                 .map_err(std::io::Error::other)?,
@@ -210,6 +228,9 @@ impl Drop for PidsCgroup {
         // Fails while the namespace's last process is still being torn down; such a
         // cgroup is removed with the next command's (or left empty when knack exits).
         let _ = std::fs::remove_dir(&self.dir);
+        if let Some(set) = live().as_mut() {
+            set.remove(&self.dir);
+        }
     }
 }
 
@@ -229,7 +250,11 @@ fn remove_stale(parent: &Path, me: u32) {
         else {
             continue;
         };
-        if owner == me || !Path::new("/proc").join(owner.to_string()).exists() {
+        let ours_and_done = owner == me
+            && !live()
+                .as_ref()
+                .is_some_and(|set| set.contains(&entry.path()));
+        if ours_and_done || !Path::new("/proc").join(owner.to_string()).exists() {
             // Refused (EBUSY) while processes are still in it: nothing lost.
             let _ = std::fs::remove_dir(entry.path());
         }
@@ -251,6 +276,24 @@ pub(crate) fn join(procs: &CString) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_command_never_removes_another_commands_empty_cgroup() {
+        if !available() {
+            // Without root and a pids cgroup parent no cgroup is ever made (the rlimit
+            // path is used); the sandbox suite covers that path.
+            assert!(PidsCgroup::new(10).is_err() || !rustix::process::geteuid().is_root());
+            return;
+        }
+        let first = PidsCgroup::new(10).unwrap();
+        // Not joined yet, so empty: the second command's clean-up must leave it alone.
+        let second = PidsCgroup::new(10).unwrap();
+        assert!(first.dir.is_dir(), "{} was removed", first.dir.display());
+        let (a, b) = (first.dir.clone(), second.dir.clone());
+        drop(first);
+        drop(second);
+        assert!(!a.exists() && !b.exists());
+    }
 
     const HYBRID: &str = "\
 35 25 0:30 / /sys/fs/cgroup/unified rw,relatime shared:10 - cgroup2 cgroup2 rw

@@ -12,7 +12,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     let ctx = Context::load_unseeded()?;
     let agent = &ctx.config.agent;
     let support = knack_sandbox::support();
-    let model = match super::model::resolve(&ctx, &super::model::ModelFlags::default()) {
+    let model = match ctx.model(&agent_loop::setup::ModelFlags::default()) {
         Ok(choice) => Ok(choice.model),
         Err(e) => Err(e.to_string()),
     };
