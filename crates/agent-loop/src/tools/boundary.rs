@@ -285,6 +285,17 @@ pub fn protected_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
     dirs
 }
 
+/// The start-up file or folder of the user's home (`$HOME`) that `path` (resolved) is or
+/// lies in, if any.
+fn startup_file(path: &Path) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    let home = resolve_existing_prefix(Path::new(&home));
+    HOME_STARTUP_FILES
+        .iter()
+        .map(|name| resolve_existing_prefix(&home.join(name)))
+        .find(|file| path.starts_with(file))
+}
+
 /// Shell start-up files and tool settings in a home folder: what runs the next time the
 /// user opens a shell or uses git and ssh. Protected when a writable root contains them.
 const HOME_STARTUP_FILES: [&str; 15] = [
@@ -306,23 +317,41 @@ const HOME_STARTUP_FILES: [&str; 15] = [
 ];
 
 /// What sandboxed commands see read-only beneath their writable roots: knack's own files
-/// ([`protected_dirs`]), every `.git` from the working directory up (its hooks and config
-/// run when the user next uses git; a `gitdir:` file is followed by the sandbox), and the
-/// user's shell start-up files.
+/// ([`protected_dirs`]), the `.git` places git would use from the working directory
+/// ([`git_places`]; their hooks and config run when the user next uses git, and a
+/// `gitdir:` file is followed by the sandbox), and the user's shell start-up files.
 pub fn protected_paths(ctx: &ToolContext) -> Vec<PathBuf> {
     let mut paths = protected_dirs(ctx);
-    for ancestor in ctx.cwd.ancestors() {
-        let git = ancestor.join(".git");
-        // A `.git` that does not exist yet is not masked: `git init` stays possible.
-        if std::fs::symlink_metadata(&git).is_ok() {
-            paths.push(git);
-        }
-    }
+    paths.extend(git_places(&ctx.cwd));
     if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         let home = PathBuf::from(home);
         paths.extend(HOME_STARTUP_FILES.iter().map(|name| home.join(name)));
     }
     paths
+}
+
+/// The `.git` places commands must not change: every existing `.git` from `cwd` up, and
+/// `cwd`'s own when it is missing (the sandbox masks it): one a command created there
+/// would be the repository git uses from the working directory, hooks and
+/// `core.fsmonitor` included. A masked one means `git init` needs a command outside the
+/// sandbox. Missing ones elsewhere are not masked, so the placeholders stay inside the
+/// workspace (see docs/security.md for what that leaves open).
+pub fn git_places(cwd: &Path) -> Vec<PathBuf> {
+    let mut places = vec![cwd.join(".git")];
+    places.extend(
+        cwd.ancestors()
+            .skip(1)
+            .map(|dir| dir.join(".git"))
+            .filter(|git| std::fs::symlink_metadata(git).is_ok()),
+    );
+    places
+}
+
+/// Whether a file tool's write to `path` (resolved) would change what git runs or reads as
+/// configuration: anything inside a `.git` (a folder or a `gitdir:` file) anywhere. A
+/// repository nested in the workspace is run by git just the same once the user is in it.
+fn is_git_path(path: &Path) -> bool {
+    path.components().any(|part| part.as_os_str() == ".git")
 }
 
 /// knack's key files (`.env`, `*.key`, `*.pem` in its home and the folders directly in
@@ -573,6 +602,31 @@ fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
             };
         }
     }
+    if is_git_path(path) {
+        return Gate::Refuse {
+            error: format!(
+                "{} is inside a git folder, whose hooks and config run when the user next \
+                 uses git; no file tool writes there.",
+                path.display()
+            ),
+            hint: "Change the files of the working tree; git's own settings are the user's \
+                   to change in their shell."
+                .to_owned(),
+        };
+    }
+    if let Some(file) = startup_file(path) {
+        return Gate::Refuse {
+            error: format!(
+                "{} is inside {}, which the user's shell or git runs or reads on its own; no \
+                 file tool writes there.",
+                path.display(),
+                file.display()
+            ),
+            hint: "Tell the user what to add to their start-up files; they change them \
+                   themselves."
+                .to_owned(),
+        };
+    }
     let mode = ctx.approval_mode();
     if mode == ApprovalMode::Plan {
         return plan_refusal(&format!("writes {}", path.display()));
@@ -746,6 +800,46 @@ mod tests {
         // the file tools refuse it too: one boundary for both.
         let (_, gate) = file_gate(&ctx, ".agents/notes.md", FileAccess::Write);
         assert!(matches!(gate, Gate::Refuse { .. }), "{gate:?}");
+    }
+
+    #[test]
+    fn git_places_are_the_working_directorys_own_and_every_existing_one_above() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(root.join("repo/a/b")).unwrap();
+        let places = git_places(&root.join("repo/a/b"));
+        assert_eq!(
+            &places[..2],
+            &[root.join("repo/a/b/.git"), root.join("repo/.git")]
+        );
+        assert!(!places.contains(&root.join("repo/a/.git")), "{places:?}");
+        assert!(!places.contains(&root.join(".git")), "{places:?}");
+        // The repository's own, when the working directory is its root.
+        let places = git_places(&root.join("repo"));
+        assert_eq!(places[0], root.join("repo/.git"));
+        assert!(!places[1..].contains(&root.join("repo/.git")));
+    }
+
+    #[test]
+    fn file_writes_into_any_git_folder_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx_in(dir.path(), |_| {});
+        std::fs::create_dir_all(dir.path().join("work/vendor/lib")).unwrap();
+        std::fs::write(dir.path().join("work/vendor/lib/.git"), "gitdir: ../x\n").unwrap();
+        for raw in [
+            ".git/hooks/pre-commit",
+            ".git/config",
+            "nested/.git/config",
+            "vendor/lib/.git",
+        ] {
+            let (_, gate) = file_gate(&ctx, raw, FileAccess::Write);
+            assert!(matches!(gate, Gate::Refuse { .. }), "{raw}: {gate:?}");
+        }
+        for raw in [".gitignore", ".github/workflows/ci.yml", "src/git/mod.rs"] {
+            let (_, gate) = file_gate(&ctx, raw, FileAccess::Write);
+            assert_eq!(gate, Gate::Run, "{raw}");
+        }
     }
 
     #[test]
