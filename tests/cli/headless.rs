@@ -467,6 +467,14 @@ fn every_event() -> Vec<Event> {
             name: "n".into(),
             actor: SkillActor::Review,
         },
+        Event::ReviewUsage {
+            requests: 2,
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            cached_tokens: 5,
+            cost_usd: Some(0.1),
+            stopped: Some("cap".into()),
+        },
         Event::ReviewFinished {
             summary: "s".into(),
         },
@@ -495,6 +503,7 @@ fn every_event() -> Vec<Event> {
             | Event::ApprovalRequest { .. }
             | Event::ReviewStarted
             | Event::SkillWritten { .. }
+            | Event::ReviewUsage { .. }
             | Event::ReviewFinished { .. }
             | Event::Error { .. }
             | Event::TurnAborted { .. }

@@ -9,6 +9,7 @@ mod daily;
 mod faults;
 mod headless;
 mod hub;
+mod learning;
 mod library_health;
 mod load;
 mod mcp;

@@ -85,7 +85,8 @@ impl Progress {
             | Event::CatalogNote { .. }
             | Event::Compaction { .. }
             | Event::ApprovalRequest { .. }
-            | Event::SkillWritten { .. } => return,
+            | Event::SkillWritten { .. }
+            | Event::ReviewUsage { .. } => return,
         };
         if next != self.activity {
             self.activity = next;

@@ -7,6 +7,7 @@ mod context;
 mod discovery;
 mod file_write;
 mod guard;
+mod learning;
 mod library;
 mod manage;
 mod mcp;
@@ -129,6 +130,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "search",
         run: search::run,
+    },
+    Group {
+        name: "learning",
+        run: learning::run,
     },
 ];
 

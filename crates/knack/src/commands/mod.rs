@@ -5,6 +5,7 @@ mod config;
 mod doctor;
 mod history;
 mod hub;
+mod inbox;
 mod library;
 mod mcp;
 pub(crate) mod model;
