@@ -6,6 +6,7 @@ mod common;
 mod config;
 mod context;
 mod daily;
+mod eval;
 mod faults;
 mod headless;
 mod hub;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::ModelError;
+use model_client::ModelError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

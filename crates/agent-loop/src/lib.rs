@@ -1,12 +1,11 @@
-//! knack's agent core: the model client, the tool registry with the built-in tools, and the
-//! session store the turn loop builds on. It never draws on a terminal.
+//! knack's agent core: the tool registry with the built-in tools, the turn loop and the
+//! session store it builds on. It never draws on a terminal. The wire clients live in
+//! `model-client`, re-exported as [`model`] so frontends name one crate.
 
 mod agent_error;
 pub mod compaction;
-mod error;
 pub mod invocation;
 pub mod mentions;
-pub mod model;
 pub mod secrets;
 pub mod session;
 pub mod session_store;
@@ -15,9 +14,11 @@ pub mod tool_preview;
 pub mod tools;
 
 pub use agent_error::{Error, Result};
-pub use error::ModelError;
 /// The MCP client, for frontends that list servers and tools (`knack mcp`).
 pub use mcp_client;
+/// The model clients (their own crate), under the path the rest of the tree uses.
+pub use model_client as model;
+pub use model_client::ModelError;
 pub use secrets::Redactor;
 pub use session_store::{
     NewSession, SearchHit, SessionMeta, SessionStore, SessionSummary, StoredMessage, StoredSession,

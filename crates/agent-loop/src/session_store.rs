@@ -612,10 +612,31 @@ impl SessionStore {
         Self::usage_totals_in(&conn, session_id)
     }
 
+    /// The session's usage summed over its requests of one purpose (the
+    /// conversation, the review, or compaction): what `knack eval` charges to each.
+    pub fn usage_totals_for(
+        &self,
+        session_id: &str,
+        purpose: RequestPurpose,
+    ) -> Result<UsageTotals> {
+        let conn = lock(&self.conn);
+        Self::usage_totals_where(&conn, session_id, Some(purpose))
+    }
+
     fn usage_totals_in(conn: &Connection, session_id: &str) -> Result<UsageTotals> {
+        Self::usage_totals_where(conn, session_id, None)
+    }
+
+    fn usage_totals_where(
+        conn: &Connection,
+        session_id: &str,
+        purpose: Option<RequestPurpose>,
+    ) -> Result<UsageTotals> {
         let totals = conn.query_row(
-            &format!("SELECT {USAGE_SUMS} FROM request_usage WHERE session_id = ?1"),
-            [session_id],
+            &format!(
+                "SELECT {USAGE_SUMS} FROM request_usage WHERE session_id = ?1 AND (?2 IS NULL OR purpose = ?2)"
+            ),
+            params![session_id, purpose.map(RequestPurpose::as_str)],
             |r| usage_totals_at(r, 0),
         )?;
         Ok(totals)

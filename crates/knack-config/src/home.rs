@@ -55,6 +55,10 @@ impl KnackHome {
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
+    /// Where `knack eval` writes its reports unless `--out` says otherwise.
+    pub fn evals_dir(&self) -> PathBuf {
+        self.root.join("evals")
+    }
     /// Where the whole output of a long command is saved (0700, files 0600):
     /// inside the home, which commands cannot write.
     pub fn tool_output_dir(&self) -> PathBuf {

@@ -48,6 +48,70 @@ pub enum Command {
     /// Show the MCP servers of config.yaml and the tools they offer
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Measure skills: do they fire, do they help, does the agent learn
+    #[command(subcommand)]
+    Eval(EvalCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Does the right skill fire? FILE: a YAML list of {prompt, skill: NAME | none}
+    Triggers {
+        /// The triggers file
+        file: PathBuf,
+        #[command(flatten)]
+        common: EvalArgs,
+    },
+    /// Does a skill help? Runs every task with the skill and with it hidden
+    Skill {
+        /// The skill to measure (from your library)
+        name: String,
+        /// A YAML list of {prompt, fixture (optional folder), verify (shell command)}
+        #[arg(long, value_name = "FILE")]
+        tasks: PathBuf,
+        /// Runs per task and arm (per seed)
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        runs: usize,
+        #[command(flatten)]
+        common: EvalArgs,
+    },
+    /// Does the agent learn? DIR holds task families (see docs/eval.md)
+    Loop {
+        /// A folder of families: <family>/family.yaml and <family>/<instance>/task.md
+        dir: PathBuf,
+        /// Arms to run, comma-separated: baseline, learning, curated
+        #[arg(
+            long,
+            value_name = "A,B",
+            value_delimiter = ',',
+            default_value = "baseline,learning"
+        )]
+        arms: Vec<String>,
+        /// Only these families, comma-separated (default: all)
+        #[arg(long, value_name = "A,B", value_delimiter = ',')]
+        families: Option<Vec<String>>,
+        #[command(flatten)]
+        common: EvalArgs,
+    },
+}
+
+/// Flags every `knack eval` mode takes.
+#[derive(Debug, Args, Clone)]
+pub struct EvalArgs {
+    /// Where the report goes (default: $KNACK_HOME/evals/<timestamp>-<mode>)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Agent runs at the same time
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+    /// Seeds (default: 5 for loop, rotating the instance order; 1 otherwise)
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<usize>,
+    /// Print where the report went and its summary as one JSON object
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 #[derive(Debug, Subcommand)]

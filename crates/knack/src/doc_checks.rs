@@ -97,6 +97,7 @@ fn readme_names_everything_knack_writes_in_its_home() {
         home.state_db(),
         home.cache_dir(),
         home.logs_dir(),
+        home.evals_dir(),
         crate::tui::history_path(&home),
     ];
     let readme =

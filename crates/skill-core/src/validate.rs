@@ -79,17 +79,54 @@ pub fn validate_category(category: &str) -> Result<(), RuleViolation> {
     Ok(())
 }
 
+/// A name that follows the name rule, made from `text` (a legacy name or a
+/// folder name): lowercase, runs of other characters as one `-`, cut to
+/// [`MAX_NAME_LEN`]. `None` when nothing usable is left.
+pub fn name_from(text: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in text.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let cut: String = out.chars().take(MAX_NAME_LEN).collect();
+    let name = cut.trim_end_matches('-').to_owned();
+    validate_name(&name).is_ok().then_some(name)
+}
+
 /// What a new or edited SKILL.md must satisfy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SkillMdCheck<'a> {
     /// A skill being created: every rule applies.
     New,
-    /// A whole skill checked as it stands (validate, the hub): every rule applies.
+    /// A whole skill checked as it stands (validate, publish): every rule applies.
     Existing,
-    /// A write to an existing skill whose description was `before`: the
-    /// description rules apply only when the write changes the description, so
-    /// a body-only patch is never refused for what it did not touch.
-    Change { before: Option<&'a str> },
+    /// A skill taken as its author wrote it (a hub install): every rule
+    /// applies except the name rule, which is reported, not enforced, since
+    /// the install does not write the name (it picks a folder name of its
+    /// own when the written one breaks the rule).
+    Adopted,
+    /// A write to an existing skill whose description was `before` and whose
+    /// name was `name_before`: the description and name rules apply only when
+    /// the write changes that field, so a body-only patch is never refused for
+    /// what it did not touch (a long or spaced legacy name stays patchable).
+    Change {
+        before: Option<&'a str>,
+        name_before: Option<&'a str>,
+    },
+}
+
+impl SkillMdCheck<'_> {
+    /// Whether a name that breaks the name rule is only a warning here.
+    fn name_is_untouched(&self, name: &str) -> bool {
+        match self {
+            SkillMdCheck::Adopted => true,
+            SkillMdCheck::Change { name_before, .. } => *name_before == Some(name),
+            SkillMdCheck::New | SkillMdCheck::Existing => false,
+        }
+    }
 }
 
 /// The one description rule every surface shares (write, validate, hub,
@@ -182,13 +219,21 @@ pub fn validate_skill_md(
     let name = fm
         .name
         .ok_or_else(|| violation("name", "the frontmatter has no 'name'"))?;
-    validate_name(&name)?;
+    let mut warnings = lints;
+    if let Err(v) = validate_name(&name) {
+        if !check.name_is_untouched(&name) {
+            return Err(v);
+        }
+        // Written by someone else under other rules: kept and reported.
+        warnings.push(v.message);
+    }
     let description = fm
         .description
         .ok_or_else(|| violation("description", "the frontmatter has no 'description'"))?;
-    let mut warnings = lints;
     match check {
-        SkillMdCheck::Change { before } if before.map(str::trim) == Some(description.trim()) => {
+        SkillMdCheck::Change { before, .. }
+            if before.map(str::trim) == Some(description.trim()) =>
+        {
             // Untouched by this write: its problems are the author's to fix
             // later, so they are reported, not enforced.
             match check_description(&description) {
@@ -353,6 +398,7 @@ mod tests {
             SkillMdCheck::Existing,
             SkillMdCheck::Change {
                 before: Some("old"),
+                name_before: Some("a"),
             },
         ] {
             let ok = validate_skill_md(&md("a", bare, "body"), check).unwrap();
@@ -364,7 +410,10 @@ mod tests {
             );
         }
         // A body-only write leaves the description's trigger to its author.
-        let kept = SkillMdCheck::Change { before: Some(bare) };
+        let kept = SkillMdCheck::Change {
+            before: Some(bare),
+            name_before: Some("a"),
+        };
         let ok = validate_skill_md(&md("a", bare, "new body"), kept).unwrap();
         assert!(ok.warnings.is_empty(), "{:?}", ok.warnings);
         let with_trigger = "Converts PDFs to text. Use this skill whenever a PDF must be read";
@@ -379,6 +428,7 @@ mod tests {
         assert_eq!(err.rule, "description");
         let changed = SkillMdCheck::Change {
             before: Some("short"),
+            name_before: Some("a"),
         };
         let err = validate_skill_md(&md("a", &"x".repeat(1025), "b"), changed).unwrap_err();
         assert_eq!(err.rule, "description");
@@ -401,6 +451,7 @@ mod tests {
         let text = md("a", &long, "new body");
         let kept = SkillMdCheck::Change {
             before: Some(&long),
+            name_before: Some("a"),
         };
         let ok = validate_skill_md(&text, kept).unwrap();
         assert!(
@@ -414,6 +465,53 @@ mod tests {
             validate_skill_md(&empty_body, kept).unwrap_err().rule,
             "body"
         );
+    }
+
+    #[test]
+    fn a_rule_name_is_made_from_a_legacy_one() {
+        assert_eq!(
+            name_from("Gmail Automation").as_deref(),
+            Some("gmail-automation")
+        );
+        assert_eq!(name_from("  PDF -- Tools!! ").as_deref(), Some("pdf-tools"));
+        assert_eq!(name_from(&"ab ".repeat(40)).unwrap().chars().count(), 64);
+        assert_eq!(name_from("???"), None);
+    }
+
+    #[test]
+    fn a_legacy_name_is_enforced_only_where_the_name_is_written() {
+        let spaced = "Gmail Automation";
+        let text = md(spaced, "Use when mail needs sorting", "body");
+        for strict in [SkillMdCheck::New, SkillMdCheck::Existing] {
+            assert_eq!(validate_skill_md(&text, strict).unwrap_err().rule, "name");
+        }
+        // A patch that keeps the name, and an install, report it instead.
+        let kept = SkillMdCheck::Change {
+            before: Some("Use when mail needs sorting"),
+            name_before: Some(spaced),
+        };
+        for lenient in [kept, SkillMdCheck::Adopted] {
+            let ok = validate_skill_md(&text, lenient).unwrap();
+            assert_eq!(ok.name, spaced);
+            assert!(
+                ok.warnings.iter().any(|w| w.contains("not allowed")),
+                "{:?}",
+                ok.warnings
+            );
+        }
+        // Writing a new bad name is still refused.
+        let renamed = SkillMdCheck::Change {
+            before: Some("Use when mail needs sorting"),
+            name_before: Some("gmail-automation"),
+        };
+        assert_eq!(validate_skill_md(&text, renamed).unwrap_err().rule, "name");
+        let long = "n".repeat(80);
+        let text = md(&long, "Use when long", "body");
+        let kept = SkillMdCheck::Change {
+            before: Some("Use when long"),
+            name_before: Some(&long),
+        };
+        assert!(validate_skill_md(&text, kept).is_ok());
     }
 
     #[test]
@@ -542,6 +640,12 @@ impl DirValidation {
 /// Checks a skill folder as a writer would be held to it: SKILL.md rules, the
 /// name matching the folder, support files in support folders and within size.
 pub fn validate_skill_dir(dir: &std::path::Path) -> DirValidation {
+    validate_skill_dir_as(dir, SkillMdCheck::Existing)
+}
+
+/// [`validate_skill_dir`] with the SKILL.md rules of `check` (the hub adopts
+/// a skill whose legacy name breaks the name rule).
+pub fn validate_skill_dir_as(dir: &std::path::Path, check: SkillMdCheck<'_>) -> DirValidation {
     let mut report = DirValidation::default();
     let skill_md = dir.join("SKILL.md");
     let text = match std::fs::read(&skill_md) {
@@ -559,7 +663,7 @@ pub fn validate_skill_dir(dir: &std::path::Path) -> DirValidation {
             return report;
         }
     };
-    match validate_skill_md(&text, SkillMdCheck::Existing) {
+    match validate_skill_md(&text, check) {
         Ok(valid) => {
             report.warnings.extend(valid.warnings);
             let dirname = dir

@@ -495,14 +495,28 @@ impl Hub {
         let skill_md = std::fs::read_to_string(&skill_md_path).map_err(|e| {
             Error::Invalid(format!("{id}: SKILL.md is missing or not UTF-8 text ({e})"))
         })?;
-        let valid = skill_core::validate::validate_skill_md(
-            &skill_md,
-            skill_core::validate::SkillMdCheck::Existing,
-        )
-        .map_err(|v| Error::Invalid(format!("{id}: SKILL.md breaks the rules: {}", v.message)))?;
-        let dir = package.join(&valid.name);
+        // An install writes nothing into SKILL.md, so a legacy name (spaced,
+        // capitals, too long) is kept as written; only the folder it is
+        // installed under must follow the name rule.
+        let adopted = skill_core::validate::SkillMdCheck::Adopted;
+        let valid = skill_core::validate::validate_skill_md(&skill_md, adopted).map_err(|v| {
+            Error::Invalid(format!("{id}: SKILL.md breaks the rules: {}", v.message))
+        })?;
+        let name = install_name(&valid.name, &fetched.dir).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{id}: neither the name '{}' nor the folder name can be made into a skill folder name",
+                valid.name
+            ))
+        })?;
+        let dir = package.join(&name);
         std::fs::rename(&incoming, &dir).map_err(|e| Error::io(&dir, e))?;
-        let validation = skill_core::validate::validate_skill_dir(&dir);
+        let mut validation = skill_core::validate::validate_skill_dir_as(&dir, adopted);
+        if name != valid.name {
+            validation.warnings.push(format!(
+                "the name '{}' breaks knack's name rule; installed as '{name}' (the SKILL.md is kept as written)",
+                valid.name
+            ));
+        }
         if !validation.is_valid() {
             return Err(Error::Invalid(format!(
                 "{id}: the skill breaks the rules: {}",
@@ -534,7 +548,7 @@ impl Hub {
         Ok(Staged {
             quarantine,
             dir,
-            name: valid.name,
+            name,
             description: valid.description,
             identifier: id.to_string(),
             source: id.source_kind().to_owned(),
@@ -1139,6 +1153,22 @@ impl Hub {
         }
         Ok(results)
     }
+}
+
+/// The folder (and lock) name an adopted skill is installed under: its own
+/// name when that follows the rule, else one made from it (`Gmail
+/// Automation` → `gmail-automation`), else one made from its source folder's
+/// name (a name of symbols only).
+fn install_name(written: &str, source_dir: &Path) -> Option<String> {
+    if skill_core::validate::validate_name(written).is_ok() {
+        return Some(written.to_owned());
+    }
+    skill_core::validate::name_from(written).or_else(|| {
+        source_dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(skill_core::validate::name_from)
+    })
 }
 
 fn check_category(opts: &InstallOptions) -> Result<()> {

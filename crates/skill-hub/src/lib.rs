@@ -20,7 +20,7 @@ pub use hub::{
 };
 pub use identifier::Identifier;
 pub use lock::{HubLock, LOCK_FILE, LockEntry};
-pub use publish::{INDEX_FILE, Published, WELL_KNOWN_DIR, publish};
+pub use publish::{INDEX_FILE, PublishReport, Published, SkippedSkill, WELL_KNOWN_DIR, publish};
 pub use safe_tree::{Limits, tree_hash};
 pub use search::{BROWSE_PAGE_SIZE, SearchOutcome, SourceProblem};
 pub use source::{Member, SkillMeta, SkillSource};

@@ -15,7 +15,8 @@ pub use git::{git, git_repo};
 pub use invariants::{InvariantChecker, check_invariants};
 pub use reply::{ScriptedReply, ScriptedToolCall, ScriptedUsage};
 pub use server::{
-    CapturedRequest, INVARIANT_VIOLATED, MockModelServer, ModelWire, NO_REPLY_LEFT, Purpose,
+    CapturedRequest, INVARIANT_VIOLATED, MOCK_HEADER, MockModelServer, ModelWire, NO_REPLY_LEFT,
+    Purpose, ReplyPolicy,
 };
 pub use static_server::{StaticRequest, StaticRoute, StaticServer};
 pub use synthetic::{Layout, SyntheticSkill, synthetic_skills, write_library};

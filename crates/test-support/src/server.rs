@@ -122,7 +122,17 @@ struct Shared {
     violations: Mutex<Vec<String>>,
     /// Append each captured request as a JSON line here (for end-to-end runs).
     request_log: Option<PathBuf>,
+    /// Answers a request whose purpose has no scripted reply left: a rule
+    /// keyed on what the request holds, for runs whose order is not known.
+    policy: Mutex<Option<Arc<ReplyPolicy>>>,
 }
+
+/// A scripted policy: decides the reply from the request itself.
+pub type ReplyPolicy = dyn Fn(&CapturedRequest) -> ScriptedReply + Send + Sync;
+
+/// The header every reply of the mock carries, so a harness can tell it is
+/// talking to a scripted server (knack eval says so in its reports).
+pub const MOCK_HEADER: &str = "x-knack-mock";
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panicking test thread must not hide the captured requests from the next assertion.
@@ -221,6 +231,16 @@ impl MockModelServer {
             .push_back(reply);
     }
 
+    /// Answers every request whose queue is empty with `policy(request)`:
+    /// deterministic rules keyed on the request (its messages, its purpose),
+    /// for many sessions at once in any order.
+    pub fn set_policy(
+        &self,
+        policy: impl Fn(&CapturedRequest) -> ScriptedReply + Send + Sync + 'static,
+    ) {
+        *locked(&self.shared.policy) = Some(Arc::new(policy));
+    }
+
     /// Replies scripted but not yet served, for `purpose`.
     pub fn pending(&self, purpose: Purpose) -> usize {
         locked(&self.shared.queues)
@@ -304,9 +324,13 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
     let wire = request.wire();
     let reply = wire.map(|_| {
         let purpose = Purpose::from_header(request.purpose());
-        locked(&shared.queues)
+        let queued = locked(&shared.queues)
             .get_mut(&purpose)
-            .and_then(VecDeque::pop_front)
+            .and_then(VecDeque::pop_front);
+        queued.or_else(|| {
+            let policy = locked(&shared.policy).clone();
+            policy.map(|policy| policy(&request))
+        })
     });
 
     // Write errors mean the client went away; the test will see that on its side.
@@ -433,7 +457,7 @@ async fn send_json(
         .map(|secs| format!("Retry-After: {secs}\r\n"))
         .unwrap_or_default();
     let response = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{retry_after}Connection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{MOCK_HEADER}: scripted\r\n{retry_after}Connection: close\r\n\r\n{body}",
         reason_phrase(status),
         body.len(),
     );
@@ -458,7 +482,9 @@ async fn send_reply(
     }
 
     // Chunked like real SSE servers, so a cut stream is a visible protocol error.
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n{MOCK_HEADER}: scripted\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
     stream.write_all(head.as_bytes()).await?;
     stream.flush().await?;
     let frames = reply.frames_for(wire);

@@ -88,13 +88,13 @@ Reproduce: `cargo xtask bench agent` (the in-process rows alone:\n\
 }
 
 /// The mock server process; killed and reaped when dropped.
-struct MockServer {
+pub(super) struct MockServer {
     child: Child,
-    base_url: String,
+    pub(super) base_url: String,
 }
 
 impl MockServer {
-    fn start(program: &Path, script: &Path) -> Result<Self> {
+    pub(super) fn start(program: &Path, script: &Path) -> Result<Self> {
         let mut child = Command::new(program)
             .arg(script)
             .stdin(Stdio::null())

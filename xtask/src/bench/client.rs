@@ -1,4 +1,4 @@
-//! `bench client`: runs agent-loop's `client_overhead` example and records what one model
+//! `bench client`: runs model-client's `client_overhead` example and records what one model
 //! request costs the client on each wire (build, serialise, parse), against the ≤ 2 ms target.
 
 use anyhow::Result;
@@ -37,7 +37,7 @@ pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
     run_example_group(
         ws,
         args,
-        ("agent-loop", "client_overhead", "client"),
+        ("model-client", "client_overhead", "client"),
         &figures,
         |stdout, table| {
             let sizes: Vec<&str> = stdout

@@ -5,8 +5,10 @@ mod agent;
 mod client;
 mod context;
 mod discovery;
+mod eval;
 mod file_write;
 mod guard;
+mod hub;
 mod learning;
 mod library;
 mod manage;
@@ -130,6 +132,14 @@ const GROUPS: &[Group] = &[
     Group {
         name: "search",
         run: search::run,
+    },
+    Group {
+        name: "hub",
+        run: hub::run,
+    },
+    Group {
+        name: "eval",
+        run: eval::run,
     },
     Group {
         name: "learning",

@@ -105,15 +105,3 @@ async fn a_server_that_never_starts_answering_hits_the_first_byte_timeout() {
         "{err}"
     );
 }
-
-#[tokio::test]
-async fn a_missing_base_url_is_a_configuration_error() {
-    let config = knack_config_default();
-    let err = agent_loop::model::ClientSettings::from_config(&config, None).unwrap_err();
-    assert!(!err.is_retryable());
-    assert!(err.to_string().contains("model.base_url"), "{err}");
-}
-
-fn knack_config_default() -> knack_config::ModelConfig {
-    knack_config::ModelConfig::default()
-}

@@ -284,6 +284,26 @@ fn usage_is_recorded_per_request_and_totalled_per_session() {
     let json = serde_json::to_value(store.load_session(&id).unwrap()).unwrap();
     assert_eq!(json["usage"]["cache_write_tokens"], 400);
 
+    // Split by purpose (what `knack eval` charges to the review), the parts add up.
+    let review = store.usage_totals_for(&id, RequestPurpose::Review).unwrap();
+    assert_eq!((review.requests, review.output_tokens), (1, 40));
+    let compact = store
+        .usage_totals_for(&id, RequestPurpose::Compact)
+        .unwrap();
+    assert_eq!(
+        (
+            compact.requests,
+            compact.cache_read_tokens,
+            compact.cost_usd
+        ),
+        (1, 450, None)
+    );
+    let turn = store.usage_totals_for(&id, RequestPurpose::Turn).unwrap();
+    assert_eq!(
+        turn.fresh_input_tokens + review.fresh_input_tokens + compact.fresh_input_tokens,
+        totals.fresh_input_tokens
+    );
+
     // The records go with their session.
     store.delete(&id).unwrap();
     assert_eq!(store.usage_totals(&id).unwrap().requests, 0);

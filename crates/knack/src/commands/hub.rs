@@ -19,6 +19,17 @@ use crate::context::Context;
 use crate::exit;
 use crate::output::{bold, dim, ellipsize, print_json, print_table};
 
+/// `println!` for human output, wrapped to the terminal's width (or
+/// `COLUMNS`) so no line of an install, check or publish runs off the screen.
+macro_rules! outln {
+    () => {
+        println!()
+    };
+    ($($arg:tt)*) => {
+        crate::output::print_fitted(&format!($($arg)*))
+    };
+}
+
 pub fn handles(cmd: &SkillsCommand) -> bool {
     // `search --local` reads the installed skills, not the hub.
     if let SkillsCommand::Search(args) = cmd {
@@ -132,11 +143,11 @@ async fn search(hub: &Hub, args: HubSearchArgs) -> anyhow::Result<u8> {
     }
     warn_problems(&outcome);
     if outcome.results.is_empty() {
-        println!("No skills match '{}'.", args.query);
+        outln!("No skills match '{}'.", args.query);
     } else {
         print_results(&outcome.results);
-        println!();
-        println!(
+        outln!();
+        outln!(
             "{}",
             dim("Install one with `knack skills install IDENTIFIER`.")
         );
@@ -166,7 +177,7 @@ async fn browse(hub: &Hub, args: HubBrowseArgs) -> anyhow::Result<u8> {
     }
     warn_problems(&outcome);
     if page.is_empty() {
-        println!(
+        outln!(
             "No skills on page {} ({} skill(s) in {} page(s)).",
             args.page,
             outcome.results.len(),
@@ -175,8 +186,8 @@ async fn browse(hub: &Hub, args: HubBrowseArgs) -> anyhow::Result<u8> {
         return Ok(exit::OK);
     }
     print_results(page);
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{}",
         dim(&format!(
             "Page {} of {} · {} skill(s){}",
@@ -195,22 +206,22 @@ async fn browse(hub: &Hub, args: HubBrowseArgs) -> anyhow::Result<u8> {
 
 /// The summary every staged skill gets before a decision.
 fn print_staged(staged: &Staged) {
-    println!(
+    outln!(
         "{} {}",
         bold(&staged.name),
         dim(&format!("— {}", staged.description))
     );
-    println!("  identifier  {}", staged.identifier);
-    println!("  source      {} (trust {})", staged.source, staged.trust);
-    println!(
+    outln!("  identifier  {}", staged.identifier);
+    outln!("  source      {} (trust {})", staged.source, staged.trust);
+    outln!(
         "  install to  skills/{} ({} file(s))",
         staged.install_path(),
         staged.files.len()
     );
     for w in &staged.warnings {
-        println!("  {} {w}", dim("warning:"));
+        outln!("  {} {w}", dim("warning:"));
     }
-    println!(
+    outln!(
         "  scan        {}",
         staged
             .report
@@ -261,18 +272,18 @@ async fn inspect(hub: &Hub, args: HubInspectArgs) -> anyhow::Result<u8> {
     }
     print_staged(&staged);
     match &staged.decision {
-        PolicyDecision::Allow => println!("  policy      an install would be allowed"),
+        PolicyDecision::Allow => outln!("  policy      an install would be allowed"),
         PolicyDecision::Block { reason } => {
-            println!("  policy      an install would be refused: {reason}")
+            outln!("  policy      an install would be refused: {reason}")
         }
     }
-    println!();
-    println!("{}", bold("SKILL.md"));
+    outln!();
+    outln!("{}", bold("SKILL.md"));
     for line in staged.head().lines() {
-        println!("  {line}");
+        outln!("  {line}");
     }
-    println!();
-    println!("{}", dim("Nothing was installed."));
+    outln!();
+    outln!("{}", dim("Nothing was installed."));
     Ok(exit::OK)
 }
 
@@ -325,7 +336,7 @@ async fn install(hub: &Hub, args: HubInstallArgs) -> anyhow::Result<u8> {
     };
     print_staged(&staged);
     if staged.dangerous_accepted {
-        println!(
+        outln!(
             "  policy      a {} skill that scans dangerous is refused; --accept-dangerous lifts that for this install, and the audit log keeps the findings",
             staged.trust
         );
@@ -358,7 +369,7 @@ async fn install(hub: &Hub, args: HubInstallArgs) -> anyhow::Result<u8> {
             )),
             other => install_error(other),
         })?;
-    println!(
+    outln!(
         "Installed {} → {} ({}, {})",
         bold(&installed.name),
         installed.path.display(),
@@ -397,7 +408,7 @@ fn print_members(members: &[Member]) {
         })
         .collect();
     print_table(&["NAME", "INSTALL WITH", "DESCRIPTION"], &rows);
-    println!();
+    outln!();
 }
 
 /// What `install --all` did with one skill of the collection.
@@ -424,14 +435,14 @@ async fn install_all(
         .map_err(hub_error)?;
     let lock = hub.lock();
     let total = members.len();
-    println!("{} holds {total} skill(s):", bold(&args.id));
+    outln!("{} holds {total} skill(s):", bold(&args.id));
     let mut ready = Vec::new();
     let mut outcomes: Vec<(String, MemberOutcome)> = Vec::new();
     for StagedMember { member, staged } in members {
         let staged = match staged {
             Ok(staged) => staged,
             Err(e) => {
-                println!("  {} {} — {e}", dim("skip "), bold(&member.name));
+                outln!("  {} {} — {e}", dim("skip "), bold(&member.name));
                 outcomes.push((member.name, MemberOutcome::Skipped));
                 continue;
             }
@@ -442,10 +453,10 @@ async fn install_all(
             .get(&name)
             .is_some_and(|e| e.identifier == staged.identifier);
         if same_source {
-            println!("  {} {}", dim("have "), bold(&name));
+            outln!("  {} {}", dim("have "), bold(&name));
             outcomes.push((name, MemberOutcome::AlreadyInstalled));
         } else if staged.decision.is_allowed() {
-            println!(
+            outln!(
                 "  {} {} — scan {}, into skills/{}",
                 dim("ready"),
                 bold(&name),
@@ -471,7 +482,7 @@ async fn install_all(
                 Err(e) => e.to_string(),
                 Ok(_) => "refused by the policy".to_owned(),
             };
-            println!("  {} {} — {why}", dim("skip "), bold(&name));
+            outln!("  {} {} — {why}", dim("skip "), bold(&name));
             outcomes.push((name, MemberOutcome::Skipped));
         }
     }
@@ -486,7 +497,7 @@ async fn install_all(
         let name = staged.name.clone();
         let outcome = match hub.install(staged, |_| Ok(())) {
             Ok(installed) => {
-                println!(
+                outln!(
                     "Installed {} → {} ({}, {})",
                     bold(&installed.name),
                     installed.path.display(),
@@ -496,7 +507,7 @@ async fn install_all(
                 MemberOutcome::Installed
             }
             Err(e) => {
-                println!("Not installed {}: {e}", bold(&name));
+                outln!("Not installed {}: {e}", bold(&name));
                 MemberOutcome::Skipped
             }
         };
@@ -510,13 +521,13 @@ async fn install_all(
         .filter(|(_, o)| matches!(o, MemberOutcome::Skipped))
         .map(|(n, _)| n.as_str())
         .collect();
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{installed} installed, {already} already installed, {} skipped (of {total}).",
         skipped.len()
     );
     if !skipped.is_empty() {
-        println!(
+        outln!(
             "Skipped: {}. Each skill is installed on its own, so the installed ones are complete and the skipped ones left nothing behind.",
             skipped.join(", ")
         );
@@ -546,9 +557,10 @@ fn uninstall(hub: &Hub, args: HubUninstallArgs) -> anyhow::Result<u8> {
     )
     .map_err(hub_error)?;
     hub.uninstall(&args.name).map_err(hub_error)?;
-    println!(
+    outln!(
         "Removed {} (installed from {}).",
-        args.name, entry.identifier
+        args.name,
+        entry.identifier
     );
     Ok(exit::OK)
 }
@@ -560,7 +572,7 @@ async fn check(hub: &Hub, args: HubCheckArgs) -> anyhow::Result<u8> {
         return Ok(exit::OK);
     }
     if results.is_empty() {
-        println!("No hub-installed skills.");
+        outln!("No hub-installed skills.");
         return Ok(exit::OK);
     }
     let rows: Vec<Vec<String>> = results
@@ -580,8 +592,8 @@ async fn check(hub: &Hub, args: HubCheckArgs) -> anyhow::Result<u8> {
         .iter()
         .any(|r| r.status == CheckStatus::UpdateAvailable)
     {
-        println!();
-        println!(
+        outln!();
+        outln!(
             "{}",
             dim("Run `knack skills update` to install the new versions.")
         );
@@ -610,13 +622,13 @@ async fn update(hub: &Hub, args: HubUpdateArgs) -> anyhow::Result<u8> {
             .collect();
         print_json(&json!({"success": !failed, "results": items}));
     } else if results.is_empty() {
-        println!("No hub-installed skills.");
+        outln!("No hub-installed skills.");
     } else {
         for (name, outcome) in &results {
             match outcome {
-                UpdateOutcome::Updated { verdict } => println!("{name}: updated (scan {verdict})"),
-                UpdateOutcome::UpToDate => println!("{name}: up to date"),
-                UpdateOutcome::Failed(why) => println!("{name}: not updated: {why}"),
+                UpdateOutcome::Updated { verdict } => outln!("{name}: updated (scan {verdict})"),
+                UpdateOutcome::UpToDate => outln!("{name}: up to date"),
+                UpdateOutcome::Failed(why) => outln!("{name}: not updated: {why}"),
             }
         }
     }
@@ -660,7 +672,7 @@ fn audit(hub: &Hub, args: HubAuditArgs) -> anyhow::Result<u8> {
         return Ok(if worse { exit::FAILED } else { exit::OK });
     }
     if results.is_empty() {
-        println!("No hub-installed skills.");
+        outln!("No hub-installed skills.");
         return Ok(exit::OK);
     }
     for r in &results {
@@ -675,15 +687,15 @@ fn audit(hub: &Hub, args: HubAuditArgs) -> anyhow::Result<u8> {
         } else {
             ""
         };
-        println!("{} {change}{modified}", bold(&r.name));
+        outln!("{} {change}{modified}", bold(&r.name));
         if let Some(e) = &r.error {
-            println!("  {e}");
+            outln!("  {e}");
         }
         if let Some(report) = &r.report
             && !report.findings.is_empty()
         {
             for line in report.render().lines() {
-                println!("  {line}");
+                outln!("  {line}");
             }
         }
     }
@@ -701,10 +713,10 @@ fn tap(hub: &Hub, cmd: TapCommand) -> anyhow::Result<u8> {
                     "taps": list.iter().map(|t| json!({"repo": t.repo})).collect::<Vec<_>>(),
                 }));
             } else if list.is_empty() {
-                println!("No taps. Add one with `knack skills tap add owner/repo`.");
+                outln!("No taps. Add one with `knack skills tap add owner/repo`.");
             } else {
                 for t in list {
-                    println!("{}", t.repo);
+                    outln!("{}", t.repo);
                 }
             }
             Ok(exit::OK)
@@ -712,16 +724,16 @@ fn tap(hub: &Hub, cmd: TapCommand) -> anyhow::Result<u8> {
         TapCommand::Add { repo } => {
             let repo = Taps::normalize(&repo, hub.cwd()).map_err(hub_error)?;
             if taps.add(&repo).map_err(hub_error)? {
-                println!("Tapped {repo}; its skills now appear in search and browse.");
+                outln!("Tapped {repo}; its skills now appear in search and browse.");
             } else {
-                println!("{repo} is already tapped.");
+                outln!("{repo} is already tapped.");
             }
             Ok(exit::OK)
         }
         TapCommand::Remove { repo } => {
             let normalized = Taps::normalize(&repo, hub.cwd()).unwrap_or(repo);
             if taps.remove(&normalized).map_err(hub_error)? {
-                println!("Removed the tap {normalized}.");
+                outln!("Removed the tap {normalized}.");
                 Ok(exit::OK)
             } else {
                 Err(exit::failed(format!(
@@ -733,27 +745,48 @@ fn tap(hub: &Hub, cmd: TapCommand) -> anyhow::Result<u8> {
 }
 
 fn publish(args: PublishArgs) -> anyhow::Result<u8> {
-    let published = skill_hub::publish(&args.dir, &args.out).map_err(hub_error)?;
+    let report = skill_hub::publish(&args.dir, &args.out).map_err(hub_error)?;
     let index = args
         .out
         .join(skill_hub::WELL_KNOWN_DIR)
         .join(skill_hub::INDEX_FILE);
+    // Like `install --all`: the site is written, but a skipped skill is a
+    // failure a script should notice.
+    let code = if report.skipped.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILED
+    };
     if args.json {
         print_json(&json!({
             "success": true,
             "index": index,
-            "skills": published,
+            "skills": report.published,
+            "skipped": report.skipped,
+            "notes": report.notes,
         }));
-        return Ok(exit::OK);
+        return Ok(code);
     }
-    for p in &published {
-        println!("{}  {}  {}", bold(&p.name), p.url, dim(&p.digest));
+    for p in &report.published {
+        outln!("{}  {}  {}", bold(&p.name), p.url, dim(&p.digest));
     }
-    println!(
-        "Published {} skill(s) to {}. Serve {} over HTTPS and install with `knack skills install well-known:https://HOST#NAME`.",
-        published.len(),
+    for s in &report.skipped {
+        let who = s.name.as_deref().unwrap_or(&s.path);
+        outln!("skip  {who}  {}  ({})", s.reason, dim(&s.path));
+    }
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
+    outln!(
+        "Published {} skill(s) to {}{}. Serve {} over HTTPS and install with `knack skills install well-known:https://HOST#NAME`.",
+        report.published.len(),
         index.display(),
+        if report.skipped.is_empty() {
+            String::new()
+        } else {
+            format!("; skipped {}", report.skipped.len())
+        },
         args.out.display()
     );
-    Ok(exit::OK)
+    Ok(code)
 }

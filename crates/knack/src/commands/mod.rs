@@ -3,6 +3,7 @@
 mod chat;
 mod config;
 mod doctor;
+mod eval;
 mod history;
 mod hub;
 mod inbox;
@@ -36,6 +37,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Model(cmd)) => model::run(cmd),
         Some(Command::Mcp(cmd)) => mcp::run(cmd),
+        Some(Command::Eval(cmd)) => eval::run(cmd),
         None if chat::is_interactive() => chat::run(crate::cli::ChatArgs::default()),
         None => Err(exit::usage(
             "no command given; try `knack skills list` or `knack --help`",

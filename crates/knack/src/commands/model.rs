@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use agent_loop::model::{ClientSettings, ModelClient, ModelTimeouts, RetryPolicy, build_client};
+use agent_loop::model::{
+    ClientSettings, ModelClient, ModelTimeouts, RetryPolicy, build_client, default_base_url,
+};
 use knack_config::{EnvFile, ProviderConfig, Wire};
 use serde_json::json;
 
@@ -226,30 +228,22 @@ export {variable}=… or add it to $KNACK_HOME/.env"
         ),
         None => env.lookup("KNACK_API_KEY"),
     };
-    let mut settings = ClientSettings::new(base_url).with_wire(profile.wire);
-    settings.base_url_setting = Some(if profile.base_url.is_some() {
-        format!("providers.{name}.base_url")
-    } else {
-        format!("providers.{name}.wire (its default URL)")
-    });
-    settings.api_key = api_key;
-    settings.headers = profile
-        .headers
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
     // A limit of 0 asks for an empty reply, which every server refuses.
     if profile.max_output_tokens == Some(0) {
         return Err(config_error(format!(
             "providers.{name}.max_output_tokens is 0, which leaves no room for a reply — set a limit such as 4096, or remove the key for the default"
         )));
     }
-    settings.max_output_tokens = profile.max_output_tokens;
-    settings.cache_ttl = profile.cache_ttl;
-    settings.prompt_cache_key = profile.prompt_cache_key;
-    settings.cache_control = profile.cache_control;
-    settings.prices = profile.prices;
-    settings.reasoning_effort = profile.reasoning_effort.clone();
+    let settings = ClientSettings {
+        base_url,
+        base_url_setting: Some(if profile.base_url.is_some() {
+            format!("providers.{name}.base_url")
+        } else {
+            format!("providers.{name}.wire (its default URL)")
+        }),
+        api_key,
+        ..ClientSettings::from(profile)
+    };
     Ok(settings)
 }
 
@@ -286,15 +280,6 @@ fn env_only_settings(ctx: &Context, env: &EnvFile) -> anyhow::Result<ClientSetti
     settings.base_url_setting = Some(key_name.to_owned());
     settings.api_key = api_key;
     Ok(settings)
-}
-
-/// The public endpoint a wire usually means, when a profile names none.
-fn default_base_url(wire: Wire) -> Option<&'static str> {
-    match wire {
-        Wire::Anthropic => Some("https://api.anthropic.com/v1"),
-        Wire::Responses => Some("https://api.openai.com/v1"),
-        Wire::Chat => None,
-    }
 }
 
 /// A URL without `http://` or `https://` is the most common slip; say how to write it.

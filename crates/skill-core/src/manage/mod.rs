@@ -779,14 +779,23 @@ fn lock(ctx: &ManageContext, skill_dir: &Path) -> Step<lock::SkillLock> {
         .map_err(|e| internal("cannot lock the skill for writing", e))
 }
 
-/// The frontmatter name of an edited SKILL.md must stay the skill's name.
-fn check_keeps_name(skill: &Skill, new_name: &str) -> Step<()> {
+/// The `name` an existing SKILL.md's frontmatter holds, as written (not cut
+/// to the length discovery shows).
+fn name_as_written(text: &str) -> Option<String> {
+    crate::frontmatter::parse_skill_md(crate::frontmatter::strip_bom(text))
+        .ok()
+        .and_then(|p| p.frontmatter.name)
+}
+
+/// The frontmatter name of an edited SKILL.md must stay the skill's name
+/// (as discovery shows it, as the old file wrote it, or its folder's).
+fn check_keeps_name(skill: &Skill, new_name: &str, written: Option<&str>) -> Step<()> {
     let dir_name = skill
         .skill_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if new_name == skill.name || new_name == dir_name {
+    if new_name == skill.name || new_name == dir_name || Some(new_name) == written {
         return Ok(());
     }
     Err(Refusal::new(format!(
@@ -1005,8 +1014,18 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
     )?;
     let skill = find_skill(ctx, &args.name)?;
     let before = Some(skill.description.as_str());
-    let valid = validate_skill_md(content, SkillMdCheck::Change { before })?;
-    check_keeps_name(&skill, &valid.name)?;
+    let written = std::fs::read_to_string(&skill.path)
+        .ok()
+        .and_then(|old| name_as_written(&old));
+    let name_before = Some(written.as_deref().unwrap_or(&skill.name));
+    let valid = validate_skill_md(
+        content,
+        SkillMdCheck::Change {
+            before,
+            name_before,
+        },
+    )?;
+    check_keeps_name(&skill, &valid.name, written.as_deref())?;
     review::check_may_touch(&ctx.home, origin, &skill)?;
     review::check_viewed(origin, &skill, &skill.path, "SKILL.md")?;
     prescan(ctx, "SKILL.md", content)?;
@@ -1105,13 +1124,18 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
     let mut warnings = Vec::new();
     if rel.is_none() {
         let before = Some(skill.description.as_str());
-        let valid = validate_skill_md(&patched, SkillMdCheck::Change { before }).map_err(|v| {
+        let written = name_as_written(&text);
+        let check = SkillMdCheck::Change {
+            before,
+            name_before: Some(written.as_deref().unwrap_or(&skill.name)),
+        };
+        let valid = validate_skill_md(&patched, check).map_err(|v| {
             Refusal::new(format!(
                 "the patch would leave SKILL.md invalid: {}; nothing was changed",
                 v.message
             ))
         })?;
-        check_keeps_name(&skill, &valid.name)?;
+        check_keeps_name(&skill, &valid.name, written.as_deref())?;
         warnings = valid.warnings;
     } else {
         validate_support_size(patched.len())?;

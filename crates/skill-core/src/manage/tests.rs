@@ -793,6 +793,42 @@ fn a_body_patch_is_not_refused_for_a_description_it_did_not_touch() {
 }
 
 #[test]
+fn a_legacy_name_stays_patchable_and_editable() {
+    let f = fixture();
+    // Names other runtimes allow: spaced, and longer than 64 characters.
+    let long = format!("composio {}", "automation ".repeat(7).trim_end());
+    for (folder, name) in [
+        ("gmail-automation", "Gmail Automation"),
+        ("long-one", long.as_str()),
+    ] {
+        let dir = f.skills().join(folder);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: Use when mail piles up\n---\n# Mail\n\n1. step\n"
+            ),
+        )
+        .unwrap();
+        let v = f.patch(folder, "1. step", "1. step\n2. another step");
+        ok(&v);
+        assert!(
+            v["warnings"].to_string().contains("the skill name"),
+            "{v:#}"
+        );
+        let text = fs::read_to_string(dir.join("SKILL.md")).unwrap();
+        assert!(text.contains(&format!("name: {name}\n")), "{text}");
+        // A whole-file edit that keeps the name is accepted too.
+        let mut edit = SkillManageArgs::new(ManageAction::Edit, folder);
+        edit.content = Some(text.replace("another step", "a third step"));
+        ok(&f.run(edit, Actor::User));
+        // Renaming to another bad name is refused (that writes the name).
+        let v = f.patch(folder, &format!("name: {name}"), "name: Other Name");
+        assert_eq!(v["success"], json!(false), "{v:#}");
+    }
+}
+
+#[test]
 fn a_pinned_skill_is_off_limits_to_the_review_and_to_a_foreground_delete() {
     let f = fixture();
     ok(&f.create("kept", None, Actor::Agent));

@@ -299,3 +299,82 @@ fn check_answers_for_80_skills_of_one_repository_from_one_fetch() {
     assert_eq!(statuses[79].name, "skill-79");
     assert!(walk_files(&home.path(".hub/quarantine")).is_empty());
 }
+
+/// A GitHub repository of `count` skills under `skills/`, served as one
+/// tarball; `changed` skills carry a second body.
+fn github_big_repo(server: &StaticServer, repo: &str, count: usize, changed: &[usize]) {
+    let files: Vec<(String, String)> = (0..count)
+        .map(|i| {
+            let name = format!("{repo}-{i:02}");
+            let body = if changed.contains(&i) {
+                "Steps, revised."
+            } else {
+                "Steps."
+            };
+            (
+                format!("acme-{repo}-abc/skills/{name}/SKILL.md"),
+                skill_md(&name, &format!("Use when task {i} comes up"), body),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_bytes()))
+        .collect();
+    server.put(
+        &format!("/api/repos/acme/{repo}/tarball"),
+        tar_gz(&borrowed),
+    );
+}
+
+#[test]
+fn check_fetches_each_repository_once_however_many_skills_it_holds() {
+    let server = StaticServer::start_blocking().unwrap();
+    github_big_repo(&server, "big", 80, &[]);
+    github_big_repo(&server, "small", 3, &[]);
+    let mut home = Home::new().with_github(&server.url("/api"));
+    home.config.hub.max_package_files = 500;
+    home.config.hub.max_package_bytes = 4 * 1024 * 1024;
+    let hub = home.hub();
+    for repo in ["big", "small"] {
+        let id = format!("github:acme/{repo}/skills");
+        let members = block_on(hub.stage_collection(&id, &InstallOptions::default())).unwrap();
+        for m in members {
+            hub.install(m.staged.unwrap(), |_| Ok(())).unwrap();
+        }
+    }
+    assert_eq!(hub.lock().installed.len(), 83);
+    let tarball_fetches = |repo: &str| {
+        let path = format!("/api/repos/acme/{repo}/tarball");
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.target == path)
+            .count()
+    };
+    let (big_before, small_before) = (tarball_fetches("big"), tarball_fetches("small"));
+    let requests_before = server.requests().len();
+    github_big_repo(&server, "big", 80, &[5, 66]);
+    let statuses = block_on(hub.check(None)).unwrap();
+    assert_eq!(statuses.len(), 83);
+    let changed: Vec<&str> = statuses
+        .iter()
+        .filter(|s| s.status == skill_hub::CheckStatus::UpdateAvailable)
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(changed, ["big-05", "big-66"]);
+    // One download per repository, and nothing else asked.
+    assert_eq!(tarball_fetches("big") - big_before, 1);
+    assert_eq!(tarball_fetches("small") - small_before, 1);
+    assert_eq!(server.requests().len() - requests_before, 2);
+    // update re-fetches only for the two that changed.
+    let outcomes = block_on(hub.update(None, false)).unwrap();
+    let updated: Vec<&str> = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, UpdateOutcome::Updated { .. }))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(updated, ["big-05", "big-66"]);
+    assert_eq!(tarball_fetches("small") - small_before, 2);
+    assert_eq!(tarball_fetches("big") - big_before, 2 + 2);
+}

@@ -201,3 +201,55 @@ fn check_reports_a_vanished_source() {
         "{status:?}"
     );
 }
+
+#[test]
+fn a_legacy_name_installs_under_a_rule_folder_and_is_kept_as_written() {
+    let upstream = tempfile::tempdir().unwrap();
+    let long = format!("Composio {}", "Automation ".repeat(7).trim_end());
+    for (folder, name) in [
+        ("gmail-automation", "Gmail Automation"),
+        ("long", long.as_str()),
+    ] {
+        write(
+            &upstream.path().join(folder),
+            "SKILL.md",
+            &skill_md(name, "Use when mail piles up", "Sort it."),
+        );
+    }
+    let home = Home::new();
+    let hub = home.hub();
+    let gmail = upstream
+        .path()
+        .join("gmail-automation")
+        .display()
+        .to_string();
+    let staged = block_on(hub.stage_for_install(&gmail, &Default::default())).unwrap();
+    assert_eq!(staged.name, "gmail-automation");
+    assert!(
+        staged
+            .warnings
+            .iter()
+            .any(|w| w.contains("installed as 'gmail-automation'")),
+        "{:?}",
+        staged.warnings
+    );
+    let installed = hub.install(staged, |_| Ok(())).unwrap();
+    let text = std::fs::read_to_string(installed.path.join("SKILL.md")).unwrap();
+    assert!(text.contains("name: Gmail Automation\n"), "{text}");
+    assert!(hub.lock().installed.contains_key("gmail-automation"));
+    // The long one is cut to the rule's 64 characters for its folder.
+    let long_dir = upstream.path().join("long").display().to_string();
+    let installed = home.install(&long_dir, false).unwrap();
+    assert!(
+        installed.name.starts_with("composio-automation-"),
+        "{}",
+        installed.name
+    );
+    assert!(installed.name.chars().count() <= 64);
+    // And `check` finds both current.
+    let statuses = block_on(hub.check(None)).unwrap();
+    assert!(
+        statuses.iter().all(|s| s.status == CheckStatus::UpToDate),
+        "{statuses:?}"
+    );
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# A reference solution (never shown to the agent): the family's own test
+# runs it on a copy of the fixture to prove verify.sh accepts a correct answer.
+set -eu
+cat > greet.sh <<'EOF'
+#!/bin/sh
+# greet.sh: prints a greeting. Usage: greet.sh [--formal] NAME
+formal=0
+lower=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --formal) formal=1; shift ;;
+    --lower) lower=1; shift ;;
+    --) shift; break ;;
+    -*) echo "greet.sh: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+name="${1:?usage: greet.sh [--formal] NAME}"
+if [ "$formal" = 1 ]; then
+  msg="Good day, $name."
+else
+  msg="Hello, $name!"
+fi
+if [ "$lower" = 1 ]; then
+  msg=$(printf '%s' "$msg" | tr '[:upper:]' '[:lower:]')
+fi
+printf '%s\n' "$msg"
+EOF
+        printf '%s\n' 'check "--lower" "$(sh ./greet.sh --lower Ada)" "$(printf '"'"'hello, ada!'"'"')"' > /tmp/knack-eval-check.$$
+        sed -i "/^exit \$fail/e cat /tmp/knack-eval-check.$$" tests/run.sh
+        rm -f /tmp/knack-eval-check.$$

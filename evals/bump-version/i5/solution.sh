@@ -1,0 +1,5 @@
+#!/bin/sh
+# A reference solution (never shown to the agent): the family's own test
+# runs it on a copy of the fixture to prove verify.sh accepts a correct answer.
+set -eu
+sed -i 's/0.1.7/0.2.0/g' VERSION project.toml bin/widget.sh README.md

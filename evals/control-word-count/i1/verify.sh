@@ -1,0 +1,5 @@
+#!/bin/sh
+# Runs in the workspace after the agent has finished; exit 0 = pass.
+set -u
+[ "$(tr -d ' \n' < count.txt 2>/dev/null)" = "9" ] || { echo "count.txt does not hold 9"; exit 1; }
+exit 0

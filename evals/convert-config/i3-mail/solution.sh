@@ -1,0 +1,9 @@
+#!/bin/sh
+# A reference solution (never shown to the agent): the family's own test
+# runs it on a copy of the fixture to prove verify.sh accepts a correct answer.
+set -eu
+cat > .env <<'EOF'
+SMTP_HOST=mail.example.org
+SMTP_PORT=587
+SMTP_TLS=true
+EOF

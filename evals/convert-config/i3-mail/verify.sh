@@ -1,0 +1,14 @@
+#!/bin/sh
+# Runs in the workspace after the agent has finished; exit 0 = pass.
+set -u
+[ -f .env ] || { echo "no .env"; exit 1; }
+        want=$(cat <<'EOF'
+SMTP_HOST=mail.example.org
+SMTP_PORT=587
+SMTP_TLS=true
+EOF
+        )
+        got=$(grep -v '^[[:space:]]*$' .env)
+        [ "$got" = "$want" ] || { echo "got:"; echo "$got"; exit 1; }
+        grep -q '^\[' settings.ini || { echo "settings.ini was changed"; exit 1; }
+exit 0
