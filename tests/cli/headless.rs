@@ -479,6 +479,14 @@ fn every_event() -> Vec<Event> {
             name: "n".into(),
             actor: SkillActor::Review,
         },
+        Event::ReviewUsage {
+            requests: 2,
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            cached_tokens: 5,
+            cost_usd: Some(0.1),
+            stopped: Some("cap".into()),
+        },
         Event::ReviewFinished {
             summary: "s".into(),
         },
@@ -509,6 +517,7 @@ fn every_event() -> Vec<Event> {
             | Event::FileDiff { .. }
             | Event::ReviewStarted
             | Event::SkillWritten { .. }
+            | Event::ReviewUsage { .. }
             | Event::ReviewFinished { .. }
             | Event::Error { .. }
             | Event::TurnAborted { .. }

@@ -11,6 +11,7 @@ mod faults;
 mod habits;
 mod headless;
 mod hub;
+mod learning;
 mod library_health;
 mod load;
 mod mcp;

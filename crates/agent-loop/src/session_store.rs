@@ -5,6 +5,7 @@
 //! `knack sessions` can use the file at once. The schema moves forward through
 //! numbered migrations recorded in `PRAGMA user_version`.
 
+use std::collections::BTreeMap;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
@@ -153,6 +154,31 @@ pub struct UsageTotals {
     pub priced_requests: u64,
 }
 
+/// The sums a usage total is read from, in the order [`usage_totals_at`] reads them.
+const USAGE_SUMS: &str =
+    "COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),
+    COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
+    COALESCE(SUM(reasoning_tokens), 0), SUM(cost_usd), COUNT(cost_usd)";
+
+/// A usage total from the [`USAGE_SUMS`] columns of `r`, starting at column `at`.
+fn usage_totals_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<UsageTotals> {
+    let n = |i: usize| {
+        r.get::<_, i64>(at + i)
+            .map(|v| u64::try_from(v).unwrap_or(0))
+    };
+    let (prompt, read, write) = (n(1)?, n(2)?, n(3)?);
+    Ok(UsageTotals {
+        requests: n(0)?,
+        fresh_input_tokens: prompt.saturating_sub(read).saturating_sub(write),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+        output_tokens: n(4)?,
+        reasoning_tokens: n(5)?,
+        cost_usd: r.get::<_, Option<f64>>(at + 6)?,
+        priced_requests: n(7)?,
+    })
+}
+
 /// One compaction of a session's history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompactionRecord {
@@ -220,6 +246,18 @@ pub struct StoredSession {
     pub compactions: Vec<CompactionRecord>,
     /// Tokens and cost of every request the session made.
     pub usage: UsageTotals,
+    /// The same, split by what each request was for: `turn`, `review`,
+    /// `compaction` (only purposes that made a request appear).
+    pub usage_by_purpose: BTreeMap<&'static str, UsageTotals>,
+}
+
+/// The name a request purpose has in `sessions show`.
+pub fn purpose_label(purpose: RequestPurpose) -> &'static str {
+    match purpose {
+        RequestPurpose::Turn => "turn",
+        RequestPurpose::Review => "review",
+        RequestPurpose::Compact => "compaction",
+    }
 }
 
 impl StoredSession {
@@ -530,11 +568,13 @@ impl SessionStore {
         drop(stmt);
         let compactions = Self::load_compactions(&conn, session_id)?;
         let usage = Self::usage_totals_in(&conn, session_id)?;
+        let usage_by_purpose = Self::usage_by_purpose_in(&conn, session_id)?;
         Ok(StoredSession {
             meta,
             messages,
             compactions,
             usage,
+            usage_by_purpose,
         })
     }
 
@@ -593,27 +633,44 @@ impl SessionStore {
         purpose: Option<RequestPurpose>,
     ) -> Result<UsageTotals> {
         let totals = conn.query_row(
-            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),
-                    COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
-                    COALESCE(SUM(reasoning_tokens), 0), SUM(cost_usd), COUNT(cost_usd)
-             FROM request_usage WHERE session_id = ?1 AND (?2 IS NULL OR purpose = ?2)",
+            &format!(
+                "SELECT {USAGE_SUMS} FROM request_usage WHERE session_id = ?1 AND (?2 IS NULL OR purpose = ?2)"
+            ),
             params![session_id, purpose.map(RequestPurpose::as_str)],
-            |r| {
-                let n = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
-                let (prompt, read, write) = (n(1)?, n(2)?, n(3)?);
-                Ok(UsageTotals {
-                    requests: n(0)?,
-                    fresh_input_tokens: prompt.saturating_sub(read).saturating_sub(write),
-                    cache_read_tokens: read,
-                    cache_write_tokens: write,
-                    output_tokens: n(4)?,
-                    reasoning_tokens: n(5)?,
-                    cost_usd: r.get::<_, Option<f64>>(6)?,
-                    priced_requests: n(7)?,
-                })
-            },
+            |r| usage_totals_at(r, 0),
         )?;
         Ok(totals)
+    }
+
+    /// The session's usage summed per request purpose.
+    pub fn usage_by_purpose(
+        &self,
+        session_id: &str,
+    ) -> Result<BTreeMap<&'static str, UsageTotals>> {
+        let conn = lock(&self.conn);
+        Self::usage_by_purpose_in(&conn, session_id)
+    }
+
+    fn usage_by_purpose_in(
+        conn: &Connection,
+        session_id: &str,
+    ) -> Result<BTreeMap<&'static str, UsageTotals>> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT purpose, {USAGE_SUMS} FROM request_usage WHERE session_id = ?1 GROUP BY purpose"
+        ))?;
+        let rows = stmt.query_map([session_id], |r| {
+            Ok((r.get::<_, String>(0)?, usage_totals_at(r, 1)?))
+        })?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (purpose, totals) = row?;
+            // Rows are written from `RequestPurpose::as_str`; one this
+            // version does not know is skipped rather than mislabelled.
+            if let Some(purpose) = RequestPurpose::parse(&purpose) {
+                out.insert(purpose_label(purpose), totals);
+            }
+        }
+        Ok(out)
     }
 
     /// Records a compaction; a resume starts from it.

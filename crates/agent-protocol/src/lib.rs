@@ -122,6 +122,21 @@ pub enum Event {
         name: String,
         actor: SkillActor,
     },
+    /// What the self-improvement review used, summed over its requests;
+    /// sent just before `review_finished`.
+    ReviewUsage {
+        requests: u32,
+        /// Every prompt token of the review's requests, cached ones included.
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        cached_tokens: u64,
+        /// What the review cost in USD; only when prices are configured.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        /// Why the review stopped early (a cap, an interrupt), if it did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped: Option<String>,
+    },
     ReviewFinished {
         summary: String,
     },
@@ -431,6 +446,19 @@ mod tests {
                 },
                 json!({"type": "skill_written", "action": "create", "name": "k8s",
                        "actor": "review"}),
+            ),
+            (
+                Event::ReviewUsage {
+                    requests: 3,
+                    prompt_tokens: 9000,
+                    completion_tokens: 300,
+                    cached_tokens: 8000,
+                    cost_usd: Some(0.01),
+                    stopped: Some("input-token cap".into()),
+                },
+                json!({"type": "review_usage", "requests": 3, "prompt_tokens": 9000,
+                       "completion_tokens": 300, "cached_tokens": 8000, "cost_usd": 0.01,
+                       "stopped": "input-token cap"}),
             ),
             (
                 Event::ReviewFinished {

@@ -386,6 +386,25 @@ pub struct SkillsConfig {
     pub plugins: BTreeMap<String, String>,
     /// Stop seeding the bundled skills.
     pub bundled_opt_out: bool,
+    /// Where the agent's and the review's skill writes go.
+    pub agent_writes: AgentWrites,
+    /// Most input tokens one self-improvement review may send, summed over
+    /// its requests; the review stops cleanly when the next would pass it.
+    pub review_max_input_tokens: u64,
+    /// Most model requests one self-improvement review may make.
+    pub review_max_iterations: u32,
+}
+
+/// `skills.agent_writes`: whether skills the agent writes join the library
+/// at once or wait in the inbox for the user.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentWrites {
+    /// Straight into the library and the next session's index.
+    #[default]
+    Direct,
+    /// Into `skills/.inbox/`, out of the index until accepted.
+    Inbox,
 }
 
 impl Default for SkillsConfig {
@@ -408,6 +427,9 @@ impl Default for SkillsConfig {
             scan_max_dirs: 5000,
             plugins: BTreeMap::new(),
             bundled_opt_out: false,
+            agent_writes: AgentWrites::Direct,
+            review_max_input_tokens: 200_000,
+            review_max_iterations: 16,
         }
     }
 }

@@ -18,9 +18,9 @@ pub mod secret_env;
 mod yaml_edit;
 
 pub use config::{
-    AgentConfig, ApprovalPolicy, CacheTtl, Config, ContextConfig, HubConfig, MemoryConfig,
-    ModelConfig, Prices, ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig, ToolsConfig,
-    Wire,
+    AgentConfig, AgentWrites, ApprovalPolicy, CacheTtl, Config, ContextConfig, HubConfig,
+    MemoryConfig, ModelConfig, Prices, ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig,
+    ToolsConfig, Wire,
 };
 pub use dotted::{SetOutcome, get_dotted, set_dotted};
 pub use env_file::{EnvFile, SaveEnvError, is_env_name, parse_env_file, save_env_value};

@@ -264,6 +264,8 @@ pub enum SkillsCommand {
     Archive(SkillNameArg),
     /// Bring an archived skill back exactly as it was
     Restore(SkillNameArg),
+    /// The skills the agent wrote while skills.agent_writes is inbox, waiting for your say
+    Inbox(InboxArgs),
     /// Protect a skill: the review may not change it, the model may not delete it
     Pin(SkillNameArg),
     /// Lift a pin (see `knack skills pin`)
@@ -444,6 +446,32 @@ pub enum StatsSort {
 pub struct TrustArgs {
     /// A folder inside the repository (default: the working directory)
     pub path: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct InboxArgs {
+    #[command(subcommand)]
+    pub command: Option<InboxCommand>,
+    /// Print the list as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InboxCommand {
+    /// Show what accepting a skill would change in the library
+    Diff(InboxNameArg),
+    /// Move a skill from the inbox into the library (recorded as your write)
+    Accept(InboxNameArg),
+    /// Drop a skill from the inbox; the library is untouched
+    Reject(InboxNameArg),
+}
+
+#[derive(Debug, Args)]
+pub struct InboxNameArg {
+    /// The skill's name, as `knack skills inbox` lists it
+    pub name: String,
 }
 
 #[derive(Debug, Args)]

@@ -87,7 +87,8 @@ impl Progress {
             | Event::ApprovalRequest { .. }
             | Event::AutoApproved { .. }
             | Event::FileDiff { .. }
-            | Event::SkillWritten { .. } => return,
+            | Event::SkillWritten { .. }
+            | Event::ReviewUsage { .. } => return,
         };
         if next != self.activity {
             self.activity = next;

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod clock;
 pub mod disclosure;
 pub mod discovery;
+pub mod duplicate;
 pub mod frontmatter;
 pub mod fuzzy_patch;
 pub mod helper_command;

@@ -123,6 +123,15 @@ impl SearchIndex {
         self.doc_len.is_empty()
     }
 
+    /// How rare `term` (a token as [`tokens`] makes it) is among the
+    /// documents: BM25's inverse document frequency; highest for a term no
+    /// document holds.
+    pub fn idf(&self, term: &str) -> f32 {
+        let n = self.doc_len.len() as f32;
+        let df = self.postings.get(term).map_or(0, Vec::len) as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
     /// The best `limit` documents for `query`, best first (ties in build
     /// order); only documents sharing at least one word with the query.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
@@ -277,6 +286,26 @@ impl SkillSearch {
 
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
+    }
+
+    /// The index itself, for callers that weigh words by their rarity.
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
+    }
+
+    /// The best `limit` skills of `set` (the set this search was built
+    /// from) for `query`, with their raw scores, best first.
+    pub fn skills<'a>(
+        &self,
+        set: &'a SkillSet,
+        query: &str,
+        limit: usize,
+    ) -> Vec<(&'a Skill, f32)> {
+        self.index
+            .search(query, limit)
+            .into_iter()
+            .filter_map(|hit| Some((set.by_qualified_id(&self.skills[hit.doc])?, hit.score)))
+            .collect()
     }
 
     /// The best `limit` skills of `set` (the set this search was built from)

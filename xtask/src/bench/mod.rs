@@ -11,6 +11,7 @@ mod eval;
 mod file_write;
 mod guard;
 mod hub;
+mod learning;
 mod library;
 mod manage;
 mod mcp;
@@ -149,6 +150,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "eval",
         run: eval::run,
+    },
+    Group {
+        name: "learning",
+        run: learning::run,
     },
 ];
 

@@ -6,6 +6,7 @@ mod doctor;
 mod eval;
 mod history;
 mod hub;
+mod inbox;
 mod library;
 mod mcp;
 pub(crate) mod model;

@@ -589,6 +589,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Event::TurnComplete | Event::ReviewStarted => self.flush_answer(),
             Event::ReviewFinished { summary } => self.note(summary),
+            Event::ReviewUsage {
+                requests,
+                prompt_tokens,
+                completion_tokens,
+                cost_usd,
+                ..
+            } => self.note(&review_usage_line(
+                *requests,
+                *prompt_tokens,
+                *completion_tokens,
+                *cost_usd,
+            )),
             Event::SkillWritten {
                 action,
                 name,
@@ -630,6 +642,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
         self.clear_progress();
         self.end_line();
     }
+}
+
+/// One line on what the review cost, for the text output.
+fn review_usage_line(requests: u32, prompt: u64, completion: u64, cost_usd: Option<f64>) -> String {
+    let plural = if requests == 1 { "" } else { "s" };
+    let mut line = format!(
+        "review used {prompt} input and {completion} output tokens in {requests} request{plural}"
+    );
+    if let Some(cost) = cost_usd {
+        line.push_str(&format!(" (${cost:.4})"));
+    }
+    line
 }
 
 /// One line saying why a tool call failed: the `error` of its JSON result,

@@ -149,6 +149,12 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
     );
     if let Some(line) = usage_line(&session.usage) {
         println!("{}", dim(&line));
+        // The split matters once something besides the turns cost tokens.
+        if session.usage_by_purpose.keys().any(|p| *p != "turn") {
+            for (purpose, usage) in &session.usage_by_purpose {
+                println!("{}", dim(&purpose_line(purpose, usage, &session.usage)));
+            }
+        }
     }
     for c in &session.compactions {
         println!(
@@ -220,6 +226,26 @@ fn usage_line(usage: &UsageTotals) -> Option<String> {
         }
     }
     Some(line)
+}
+
+/// One purpose's part of the session's usage: its requests, tokens, cost
+/// and share of all tokens.
+fn purpose_line(purpose: &str, usage: &UsageTotals, all: &UsageTotals) -> String {
+    let tokens = |u: &UsageTotals| {
+        u.fresh_input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens
+    };
+    let share = tokens(usage) * 100 / tokens(all).max(1);
+    let plural = if usage.requests == 1 { "" } else { "s" };
+    let mut line = format!(
+        "  {purpose}: {} request{plural} · {} input · {} output tokens · {share} % of the tokens",
+        usage.requests,
+        usage.fresh_input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+        usage.output_tokens,
+    );
+    if let Some(cost) = usage.cost_usd {
+        line.push_str(&format!(" · ${cost:.4}"));
+    }
+    line
 }
 
 fn search(store: &SessionStore, query: &str, json_out: bool) -> anyhow::Result<u8> {

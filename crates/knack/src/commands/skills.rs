@@ -32,6 +32,7 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         | SkillsCommand::Restore(_)
         | SkillsCommand::Pin(_)
         | SkillsCommand::Unpin(_)) => super::library::run(&ctx, cmd),
+        SkillsCommand::Inbox(args) => super::inbox::run(&ctx, args),
         SkillsCommand::Search(args) if args.local => search_local(&ctx, &args),
         SkillsCommand::Trust(args) => super::trust::trust(&ctx, args),
         SkillsCommand::Untrust(args) => super::trust::untrust(&ctx, args),

@@ -1336,6 +1336,11 @@ impl App {
                     format!("skill {name}: {action} (by {actor})"),
                 );
             }
+            AgentEvent::ReviewUsage {
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } => self.tokens.add_review(prompt_tokens, completion_tokens),
             AgentEvent::ReviewFinished { summary } => {
                 self.review_running = false;
                 self.note(NoteKind::Review, summary);

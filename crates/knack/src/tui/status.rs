@@ -21,6 +21,9 @@ pub struct TokenTotals {
     pub cost_micro_usd: u64,
     /// The prompt tokens of the latest request: how full the context is.
     pub last_prompt: u64,
+    /// The part of `prompt + completion` the self-improvement reviews used
+    /// (from their `review_usage` events).
+    pub review: u64,
 }
 
 impl TokenTotals {
@@ -50,7 +53,20 @@ impl TokenTotals {
             cached: stored.cache_read_tokens,
             cost_micro_usd: cost.map_or(0, |c| (c * 1_000_000.0).round() as u64),
             last_prompt: 0,
+            ..Self::default()
         }
+    }
+
+    /// Adds what one review used (its requests are already in the totals).
+    pub fn add_review(&mut self, prompt: u64, completion: u64) {
+        self.review += prompt + completion;
+    }
+
+    /// The reviews' share of every token the session used, in whole percent
+    /// (at least 1 when they used any).
+    pub fn review_percent(&self) -> Option<u64> {
+        let all = self.prompt + self.completion;
+        (self.review > 0 && all > 0).then(|| (self.review.min(all) * 100 / all).max(1))
     }
 
     /// How full the context window is after the latest request, in percent.
@@ -120,6 +136,9 @@ pub fn render(
     if let Some(p) = tokens.cache_percent() {
         segments.push((format!("cache {p}%"), 2));
     }
+    if let Some(p) = tokens.review_percent() {
+        segments.push((format!("review {p}%"), 2));
+    }
     if tokens.cost_micro_usd > 0 {
         segments.push((
             format!("${:.4}", tokens.cost_micro_usd as f64 / 1_000_000.0),
@@ -180,6 +199,24 @@ mod tests {
         assert_eq!(compact(999), "999");
         assert_eq!(compact(1234), "1.2k");
         assert_eq!(compact(2_500_000), "2.5M");
+    }
+
+    #[test]
+    fn the_review_share_counts_both_directions() {
+        let mut t = TokenTotals::default();
+        assert_eq!(t.review_percent(), None);
+        t.add(9_000, 1_000, 0);
+        t.add(2_400, 100, 0);
+        t.add_review(2_400, 100);
+        assert_eq!(t.review_percent(), Some(20));
+        let mut tiny = TokenTotals::default();
+        tiny.add(100_000, 0, 0);
+        tiny.add_review(10, 0);
+        assert_eq!(
+            tiny.review_percent(),
+            Some(1),
+            "a review that ran is never shown as 0 %"
+        );
     }
 
     #[test]
