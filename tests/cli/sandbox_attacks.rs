@@ -829,8 +829,17 @@ fn nothing_a_command_starts_survives_it_as_an_unprivileged_uid() {
 }
 
 #[test]
-fn a_timed_out_command_takes_everything_it_started_along() {
-    let arena = Arena::new(Who::Caller);
+fn a_timed_out_command_takes_everything_it_started_along_as_the_caller() {
+    timed_out_survivors(Who::Caller);
+}
+
+#[test]
+fn a_timed_out_command_takes_everything_it_started_along_as_an_unprivileged_uid() {
+    timed_out_survivors(Who::Unprivileged);
+}
+
+fn timed_out_survivors(who: Who) {
+    let arena = Arena::new(who);
     let token = unique_sleep(9);
     let server = mock();
     server.enqueue(ScriptedReply::tool_calls([(
