@@ -10,7 +10,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 use test_support::{MockModelServer, ScriptedReply};
 
-use super::boundary_world::{Runner, World, everything_sent, snapshot, tool_results};
+use super::boundary_world::{
+    Runner, World, everything_sent, retry_while_busy, snapshot, tool_results,
+};
 
 /// One test per runner for each attack below.
 macro_rules! as_root_and_nobody {
@@ -76,18 +78,16 @@ fn swap_race(runner: Runner) {
     let started = world.cwd.join("swapping");
     let stop = world.cwd.join("stop-swapping");
     let quoted = |p: &Path| format!("'{}'", p.display());
-    let swapper = world
-        .sandboxed(&format!(
-            "python3 {} {} {} {} {}",
-            quoted(&script),
-            quoted(&world.cwd.join("dir")),
-            quoted(&world.cwd.join("link")),
-            quoted(&stop),
-            quoted(&started)
-        ))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut swapper = world.sandboxed(&format!(
+        "python3 {} {} {} {} {}",
+        quoted(&script),
+        quoted(&world.cwd.join("dir")),
+        quoted(&world.cwd.join("link")),
+        quoted(&stop),
+        quoted(&started)
+    ));
+    swapper.stdout(std::process::Stdio::piped());
+    let swapper = retry_while_busy(|| swapper.spawn());
     // Bounded: the swapper makes the file before its first swap.
     let running = (0..20_000).any(|_| {
         let there = started.exists();

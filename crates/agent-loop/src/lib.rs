@@ -9,6 +9,7 @@ pub mod mentions;
 pub mod secrets;
 pub mod session;
 pub mod session_store;
+pub mod setup;
 pub mod skill_usage;
 pub mod tool_preview;
 pub mod tools;

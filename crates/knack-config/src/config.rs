@@ -215,7 +215,7 @@ pub struct AgentConfig {
     pub sandbox_max_processes: u32,
     /// When a tool call waits for the user's approval.
     pub approval: ApprovalPolicy,
-    /// Longest the headless runner waits for the self-improvement review.
+    /// Longest the self-improvement review after an answer may run (every frontend).
     pub review_timeout_secs: u64,
     /// Secret-looking environment variables (`*_API_KEY`, `*_TOKEN`,
     /// `*_SECRET`, `*_PASSWORD`, ...; see `knack_config::is_secret_name`) that

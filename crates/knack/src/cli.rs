@@ -185,6 +185,16 @@ pub struct ModelArgs {
     pub model: Option<String>,
 }
 
+impl ModelArgs {
+    /// The flags as the session setup takes them.
+    pub fn flags(&self) -> agent_loop::setup::ModelFlags {
+        agent_loop::setup::ModelFlags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Args, Default)]
 pub struct ChatArgs {
     /// Continue a stored session: its id or a unique start of it (see `knack sessions list`)
@@ -246,7 +256,7 @@ pub enum SkillsCommand {
     Browse(HubBrowseArgs),
     /// Fetch and scan a skill without installing it
     Inspect(HubInspectArgs),
-    /// Install a skill from the hub (official/…, git+…, github:…, well-known:…, a URL or a path)
+    /// Install a skill from the hub (official/…, git+…, github:…, well-known:…, marketplace:…, a URL or a path)
     Install(HubInstallArgs),
     /// Remove a skill the hub installed
     Uninstall(HubUninstallArgs),
@@ -315,7 +325,8 @@ pub struct HubInspectArgs {
 #[derive(Debug, Args)]
 pub struct HubInstallArgs {
     /// official/<category>/<name>, git+<url>[@ref][#subdir], github:owner/repo[/path][@ref],
-    /// well-known:<site>#<name>, an https URL to a SKILL.md or .tar.gz, a local path, or a name
+    /// well-known:<site>#<name>, marketplace:<repository>[::<plugin>[/<skill>]], an https
+    /// URL to a SKILL.md or .tar.gz, a local path, or a name
     pub id: String,
     /// Install under skills/<category>/ (default: the source's category, else none)
     #[arg(long, value_name = "C")]

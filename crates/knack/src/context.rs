@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
+use agent_loop::setup::{ModelChoice, ModelFlags, SessionSetup};
 use anyhow::Context as _;
 use knack_config::{Config, KnackHome};
+use prompt_builder::Platform;
 use skill_core::{DiscoveryOptions, SkillSet};
 
 pub struct Context {
@@ -66,6 +68,22 @@ impl Context {
             Ok(None) => {}
             Err(e) => eprintln!("knack: warning: bundled skills were not seeded: {e}"),
         }
+    }
+
+    /// What a session started here shares with every other way of starting one.
+    pub fn session_setup(&self, platform: Platform) -> SessionSetup {
+        SessionSetup::new(
+            self.home.clone(),
+            self.config.clone(),
+            self.cwd.clone(),
+            platform,
+        )
+    }
+
+    /// The model `flags` pick and its client; a missing or wrong setting is
+    /// exit code 3 (see `exit::report`).
+    pub fn model(&self, flags: &ModelFlags) -> anyhow::Result<ModelChoice> {
+        Ok(agent_loop::setup::resolve(&self.home, &self.config, flags)?)
     }
 
     pub fn discovery_options(&self) -> DiscoveryOptions {

@@ -7,6 +7,14 @@ use knack_config::{Config, KnackHome};
 
 use crate::skill::Scope;
 
+/// The folder under the user skills folder where the hub installs plugin
+/// skills from a marketplace, one sub-folder per plugin. It starts with a dot
+/// so the user root's walk passes over it; it is a root of its own.
+pub const INSTALLED_PLUGINS_DIR: &str = ".plugins";
+
+/// The namespace of installed plugin skills: `plugin:<plugin>/<skill>`.
+pub const PLUGIN_NAMESPACE: &str = "plugin";
+
 /// One folder discovery walks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillRoot {
@@ -152,6 +160,17 @@ impl DiscoveryOptions {
             roots.push(SkillRoot {
                 path,
                 scope: Scope::Plugin(namespace.clone()),
+            });
+        }
+
+        // Plugin skills the hub installed from a marketplace: each plugin is
+        // a category of this root, so their qualified ids are
+        // `plugin:<plugin>/<skill>` and two plugins may share a skill name.
+        let installed_plugins = user_root.join(INSTALLED_PLUGINS_DIR);
+        if installed_plugins.is_dir() {
+            roots.push(SkillRoot {
+                path: installed_plugins,
+                scope: Scope::Plugin(PLUGIN_NAMESPACE.to_owned()),
             });
         }
 

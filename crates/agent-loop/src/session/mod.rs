@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use agent_protocol::{Event, SkillLoadVia};
 use knack_config::{Config, KnackHome};
-use prompt_builder::{Platform, PromptInputs, SessionFacts};
+use prompt_builder::Platform;
 use skill_core::{DiscoveryCache, PreprocessOptions};
 
 use crate::invocation::{Invocation, InvocationVia, render_invocation};
@@ -120,6 +120,8 @@ pub struct Session {
     pub(crate) max_iterations: u32,
     pub(crate) review_enabled: bool,
     pub(crate) review_threshold: u32,
+    /// Longest a review may run (`agent.review_timeout_secs`).
+    pub(crate) review_timeout: std::time::Duration,
     pub(crate) preprocess: PreprocessOptions,
     pub(crate) events: EventSink,
     /// The window and when to compact.
@@ -145,7 +147,10 @@ impl Session {
     ) -> Result<Self> {
         let store = Arc::new(SessionStore::open(&options.home)?);
         let discovery = Arc::new(DiscoveryCache::new());
-        let registry = Arc::new(mcp::session_registry(&options));
+        let registry = Arc::new(crate::setup::registry(
+            &options.config.agent.toolsets,
+            options.mcp.as_ref(),
+        ));
         let review_threshold = options.config.skills.review_after_tool_calls;
         let preprocess = PreprocessOptions::from_config(&options.home, &options.config);
         // The secrets this session must never store or send. It is rebuilt before
@@ -193,21 +198,7 @@ impl Session {
                         &options.cwd,
                     );
                     let skills = discovery.get(&ctx_options);
-                    let toolsets = options.config.agent.toolsets.clone();
-                    let inputs = PromptInputs {
-                        home: options.home.clone(),
-                        config: options.config.clone(),
-                        cwd: options.cwd.clone(),
-                        session: SessionFacts {
-                            session_id: id.clone(),
-                            started: prompt_builder::utc_date(std::time::SystemTime::now()),
-                            model: options.model.clone(),
-                        },
-                        platform: options.platform,
-                        tools: registry.names().iter().map(|s| s.to_string()).collect(),
-                        toolsets,
-                        system_message: options.system_message.clone(),
-                    };
+                    let inputs = options.prompt_inputs(id.clone(), &registry);
                     // The usage records are read once, here: the index they
                     // order stays as it is for the whole session.
                     let index_options = prompt_builder::IndexOptions::from_inputs(&inputs)
@@ -276,6 +267,9 @@ impl Session {
             max_iterations: options.max_iterations.max(1),
             review_enabled: options.review && review_threshold > 0,
             review_threshold,
+            review_timeout: std::time::Duration::from_secs(
+                options.config.agent.review_timeout_secs,
+            ),
             preprocess,
             events,
             budget,

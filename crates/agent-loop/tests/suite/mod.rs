@@ -8,6 +8,7 @@ mod model_wire;
 mod model_wires;
 mod real_model;
 mod session_approval;
+mod session_end_of_turn;
 mod session_model_switch;
 mod session_store;
 mod soak;

@@ -42,8 +42,8 @@ const CANCELLED: u8 = 130;
 async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
     let ctx = Arc::new(ctx);
     // `/model` changes these; the next session (`/new`, `/resume`) keeps them.
-    let model = Arc::new(Mutex::new(args.model));
-    let current = |model: &Mutex<crate::commands::model::ModelFlags>| match model.lock() {
+    let model = Arc::new(Mutex::new(args.model.flags()));
+    let current = |model: &Mutex<agent_loop::setup::ModelFlags>| match model.lock() {
         Ok(flags) => flags.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     };

@@ -36,8 +36,8 @@ impl ModelCheck {
 /// the cheapest proof that the address, the key and the model name all work.
 /// No retries: a doctor reports what it sees rather than waiting it out.
 fn check_model(ctx: &Context) -> anyhow::Result<ModelCheck> {
-    let flags = super::model::ModelFlags::default();
-    let resolution = match super::model::resolve_settings(ctx, &flags) {
+    let flags = agent_loop::setup::ModelFlags::default();
+    let resolution = match agent_loop::setup::resolve_settings(&ctx.home, &ctx.config, &flags) {
         Ok(resolution) => resolution,
         Err(e) => {
             return Ok(ModelCheck {
@@ -49,7 +49,7 @@ fn check_model(ctx: &Context) -> anyhow::Result<ModelCheck> {
     };
     let Some(model) = resolution.model.clone() else {
         // `resolve` words the missing-name error the way sessions do.
-        let message = match super::model::resolve(ctx, &flags) {
+        let message = match ctx.model(&flags) {
             Err(e) => e.to_string(),
             Ok(_) => "no model name configured".to_owned(),
         };

@@ -36,7 +36,7 @@ fn compact(id: &str, flags: &crate::cli::ModelArgs) -> anyhow::Result<u8> {
     use agent_loop::session::{EventSink, Session, SessionOptions};
 
     let ctx = crate::context::Context::load()?;
-    let choice = super::model::resolve(&ctx, flags)?;
+    let choice = ctx.model(&flags.flags())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -46,13 +46,9 @@ fn compact(id: &str, flags: &crate::cli::ModelArgs) -> anyhow::Result<u8> {
             resume: Some(id.to_owned()),
             review: false,
             context_window: choice.context_window,
-            ..SessionOptions::new(
-                ctx.home.clone(),
-                ctx.config.clone(),
-                ctx.cwd.clone(),
-                prompt_builder::Platform::Cli,
-                choice.model.clone(),
-            )
+            ..ctx
+                .session_setup(prompt_builder::Platform::Cli)
+                .options(choice.model.clone())
         };
         let mut session = Session::start(options, choice.client, events)
             .map_err(|e| exit::failed(e.to_string()))?;

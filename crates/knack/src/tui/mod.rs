@@ -44,8 +44,8 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use knack_config::KnackHome;
 
-use crate::commands::model::ModelFlags;
 use crate::context::Context;
+use agent_loop::setup::ModelFlags;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
