@@ -5,8 +5,9 @@
 # through the /resume picker, switch the model with /model, attach a file with
 # @path (completed with tab), answer a skill's masked secret prompt, scroll
 # /help on an 80x24 terminal, quit with ctrl-d, and check that knack exited
-# cleanly and that the model received what it should. Then: ctrl-d with a
-# draft keeps it, a message sent while an answer streams waits its turn, esc
+# cleanly and that the model received what it should. Then: typing ahead into an
+# approval modal never answers it, an edit's card shows its diff, /undo restores;
+# ctrl-d with a draft keeps it, a message sent while an answer streams waits its turn, esc
 # interrupts, the /skills browser puts the skill named as typed first, and
 # quitting prints the session's totals and how to resume it.
 #
@@ -375,5 +376,67 @@ tmux send-keys -t "$session" C-d
 wait_for "knack exited with 0"
 wait_for "resume it with: knack chat --resume"
 echo "ok: tmux ctrl-d keeps a draft, a queued message waits its turn, esc interrupts, the browser ranks by name, the exit summary"
+
+# ----- approvals a person can trust, visible edits, undo -----
+# The model asks for a flagged command while the user is typing the next message
+# at 8 keys a second: nothing answers the modal, every letter lands in the draft.
+# After a pause, `n` denies (the safe choice). The next call rewrites notes.txt:
+# its card shows the diff. /undo puts the file back.
+tmux kill-session -t "$session" 2>/dev/null || true
+kill "$server_pid" 2>/dev/null || true
+server_pid=""
+printf 'alpha line\nbeta line\n' > "$work/cwd/notes.txt"
+cat > "$work/script-approvals.json" <<'JSON'
+[
+  {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": "{\"command\": \"echo mkfs-demo\"}"}]},
+  {"tool_calls": [{"id": "t2", "name": "write_file", "arguments": "{\"path\": \"notes.txt\", \"content\": \"alpha line\\nchanged line\\n\"}"}]},
+  {"text": "Notes rewritten."}
+]
+JSON
+"$target/mock-model-server" "$work/script-approvals.json" --request-log "$work/requests-approvals.jsonl" \
+    > "$work/url-approvals" 2>> "$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 50); do
+    [ -s "$work/url-approvals" ] && break
+    sleep 0.1
+done
+base_url="$(head -n 1 "$work/url-approvals")"
+[ -n "$base_url" ] || { echo "FAIL: the third mock server printed no URL"; cat "$work/server.log"; exit 1; }
+tmux new-session -d -s "$session" -x 110 -y 40 -c "$work/cwd" \
+    "env -u NO_COLOR KNACK_HOME='$home' KNACK_BUNDLED_SKILLS='$work/cwd' KNACK_BASE_URL='$base_url' \
+     KNACK_MODEL=mock-model KNACK_API_KEY=test-key '$target/knack' chat; echo \"knack exited with \$?\"; sleep 30"
+wait_for "mock-model"
+tmux send-keys -t "$session" -l "tidy the notes"
+tmux send-keys -t "$session" Enter
+wait_for "approval needed"
+typed="yes always and again"
+for (( i = 0; i < ${#typed}; i++ )); do
+    tmux send-keys -t "$session" -l "${typed:i:1}"
+    sleep 0.125
+done
+wait_for "$typed"
+wait_for "approval needed"
+sleep 1
+tmux send-keys -t "$session" -l "n"
+wait_for "Notes rewritten." 20
+wait_for "+changed line"
+wait_for "-beta line"
+[ "$(cat "$work/cwd/notes.txt")" = "$(printf 'alpha line\nchanged line')" ] || { echo "FAIL: notes.txt was not rewritten"; exit 1; }
+python3 - "$work/requests-approvals.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+chats = [r for r in reqs if r.get("path", "").endswith("/chat/completions")]
+tool = [m for m in chats[1]["body"]["messages"] if m["role"] == "tool"]
+assert tool and "did not approve" in tool[-1]["content"], tool
+PY
+tmux send-keys -t "$session" C-u
+tmux send-keys -t "$session" -l "/undo"
+tmux send-keys -t "$session" Enter
+wait_for "undid the turn"
+[ "$(cat "$work/cwd/notes.txt")" = "$(printf 'alpha line\nbeta line')" ] || { echo "FAIL: /undo did not restore notes.txt"; cat "$work/cwd/notes.txt"; exit 1; }
+tmux send-keys -t "$session" C-d
+wait_for "knack exited with 0"
+echo "ok: tmux approvals (typeahead at 8 keys/s never answers, n denies), edit diff on the card, /undo"
+
 echo "ok: tmux ctrl-c mid-stream then a new message (roles alternate, stored model follows /model), /help scrolls at 80x24"
 echo "ok: tmux end-to-end (question, /skill, interrupt, /resume, /new, picker, /model, @file, secret prompt, quit)"

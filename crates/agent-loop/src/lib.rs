@@ -3,7 +3,9 @@
 //! `model-client`, re-exported as [`model`] so frontends name one crate.
 
 mod agent_error;
+pub mod checkpoint;
 pub mod compaction;
+pub mod edit_diff;
 pub mod invocation;
 pub mod mentions;
 pub mod secrets;
@@ -26,7 +28,7 @@ pub use session_store::{
     UsageTotals,
 };
 pub use tools::{
-    ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges, CatalogDelta, Tool,
-    ToolContext, ToolError, ToolFuture, ToolOutcome, ToolRegistry, ToolRegistryBuilder, ToolReply,
-    Toolset,
+    ApprovalAnswer, ApprovalAsk, ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges,
+    CatalogDelta, Tool, ToolContext, ToolError, ToolFuture, ToolOutcome, ToolRegistry,
+    ToolRegistryBuilder, ToolReply, Toolset,
 };

@@ -25,6 +25,8 @@ pub struct Config {
     pub context: ContextConfig,
     /// Limits that apply to every tool's result.
     pub tools: ToolsConfig,
+    /// Rules that approve or refuse tool calls before anyone is asked (docs/approvals.md).
+    pub permissions: crate::permissions::PermissionsConfig,
 }
 
 /// `context`: when a session compacts its history.
@@ -228,9 +230,16 @@ pub struct AgentConfig {
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
-            toolsets: ["skills", "terminal", "file", "memory", "session_search"]
-                .map(String::from)
-                .to_vec(),
+            toolsets: [
+                "skills",
+                "terminal",
+                "file",
+                "memory",
+                "session_search",
+                "web",
+            ]
+            .map(String::from)
+            .to_vec(),
             max_iterations: 50,
             system_message: None,
             yolo: false,
@@ -470,6 +479,13 @@ impl Config {
                 message,
             }
         })?;
+        let problems = config.permissions.problems();
+        if !problems.is_empty() {
+            return Err(Error::InvalidConfig {
+                path: path.to_path_buf(),
+                message: problems.join("; "),
+            });
+        }
         Ok(config)
     }
 }

@@ -48,6 +48,11 @@ pub enum Command {
     /// Show the MCP servers of config.yaml and the tools they offer
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Show the permission rules that allow or refuse tool calls without asking
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+    /// Put back the files the last turn in this folder changed
+    Undo,
     /// Measure skills: do they fire, do they help, does the agent learn
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -115,6 +120,12 @@ pub struct EvalArgs {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Every rule in force: what it covers, allow or deny, and where it is written
+    List(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
 pub enum McpCommand {
     /// Start every configured server and show its transport, status and tool count
     List(JsonFlag),
@@ -170,9 +181,16 @@ pub struct RunArgs {
     /// Run commands the terminal tool would ask about, without asking
     #[arg(long)]
     pub yolo: bool,
+    /// How file edits are approved: ask-edits (each edit asks; headless, refused unless
+    /// a rule allows it), auto-edits (the default), plan (read-only)
+    #[arg(long, value_name = "MODE", value_parser = APPROVAL_MODES)]
+    pub mode: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 }
+
+/// The names `--mode` takes (agent_protocol::ApprovalMode).
+const APPROVAL_MODES: [&str; 3] = ["ask-edits", "auto-edits", "plan"];
 
 /// Which provider and model a command talks to (`run`, `chat`, `sessions compact`).
 #[derive(Debug, Args, Default, Clone, PartialEq, Eq)]
@@ -206,6 +224,10 @@ pub struct ChatArgs {
     /// Preload a skill for the session (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,
+    /// How file edits are approved at the start: ask-edits, auto-edits (the default) or
+    /// plan (read-only); Shift-Tab cycles them in the TUI
+    #[arg(long, value_name = "MODE", value_parser = APPROVAL_MODES)]
+    pub mode: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 }

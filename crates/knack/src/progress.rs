@@ -85,6 +85,8 @@ impl Progress {
             | Event::CatalogNote { .. }
             | Event::Compaction { .. }
             | Event::ApprovalRequest { .. }
+            | Event::AutoApproved { .. }
+            | Event::FileDiff { .. }
             | Event::SkillWritten { .. } => return,
         };
         if next != self.activity {

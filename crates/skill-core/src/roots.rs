@@ -215,7 +215,12 @@ pub fn find_git_root(start: &Path) -> Option<PathBuf> {
     let home = etcetera_home();
     start
         .ancestors()
-        .find(|dir| dir.join(".git").exists())
+        // The sandbox's mask of a missing `.git` (there while a command runs) is no
+        // repository.
+        .find(|dir| {
+            let git = dir.join(".git");
+            git.exists() && !knack_sandbox::is_mask(&git)
+        })
         // A dotfiles repository at $HOME is not a project.
         .filter(|dir| home.as_deref() != Some(*dir))
         .map(Path::to_path_buf)

@@ -65,13 +65,26 @@ pub fn spawn_session(
     let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
 
     let router_current = Arc::clone(&current);
+    // The mode is read by tool calls as they run, so a switch takes effect mid-turn.
+    let mode = Arc::clone(&session.ctx.mode);
     tokio::spawn(async move {
         while let Some(op) = ops_rx.recv().await {
             match op {
                 Op::Interrupt => lock(&router_current).cancel(),
-                Op::Approval { call_id, decision } => {
+                Op::SetMode { mode: new } => *crate::tools::lock(&mode) = new,
+                Op::Approval {
+                    call_id,
+                    decision,
+                    rule,
+                    message,
+                } => {
                     if let Some(approver) = &approver {
-                        approver.answer(&call_id, decision);
+                        let answer = crate::tools::ApprovalAnswer {
+                            decision,
+                            rule,
+                            message,
+                        };
+                        approver.answer(&call_id, answer);
                     }
                 }
                 Op::Shutdown => {
@@ -139,7 +152,7 @@ async fn work_loop(
                 }),
             },
             Op::Shutdown => break,
-            Op::Interrupt | Op::Approval { .. } => {}
+            Op::Interrupt | Op::Approval { .. } | Op::SetMode { .. } => {}
         }
     }
     session

@@ -56,6 +56,8 @@ pub struct SessionOptions {
     /// `KNACK_CONTEXT_WINDOW`, `model.context_window`); `None` falls back to
     /// the model family's usual window.
     pub context_window: Option<u64>,
+    /// How file edits are approved at the start (`--mode`); `Op::SetMode` changes it.
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 impl SessionOptions {
@@ -86,6 +88,7 @@ impl SessionOptions {
             approver: Arc::new(crate::tools::AutoDeny),
             mcp: None,
             context_window,
+            mode: agent_protocol::ApprovalMode::default(),
         }
     }
 }
@@ -115,6 +118,11 @@ pub struct Session {
     pub(crate) ctx: ToolContext,
     /// The visible skills the model was last told about.
     pub(crate) catalog_baseline: BTreeSet<String>,
+    /// The approval mode the model was last told about (it starts knowing none:
+    /// auto-edits, the default, needs no note).
+    pub(crate) told_mode: agent_protocol::ApprovalMode,
+    /// Turns started in this process, for checkpoint ids.
+    pub(crate) turns_started: u64,
     /// Tool calls since the last `skill_manage` call (drives the review).
     pub(crate) calls_since_skill_write: u32,
     pub(crate) max_iterations: u32,
@@ -243,6 +251,7 @@ impl Session {
             id.clone(),
         )
         .with_approver(Arc::clone(&options.approver))
+        .with_mode(options.mode)
         .with_sessions(Arc::clone(&store))
         .with_discovery(Arc::clone(&discovery))
         .with_redactor(redactor);
@@ -262,6 +271,8 @@ impl Session {
             preload_message: None,
             store,
             catalog_baseline: BTreeSet::new(),
+            told_mode: agent_protocol::ApprovalMode::default(),
+            turns_started: 0,
             ctx,
             calls_since_skill_write: 0,
             max_iterations: options.max_iterations.max(1),

@@ -14,6 +14,7 @@ mod session_store;
 mod soak;
 mod tools_files;
 mod tools_memory;
+mod tools_modes;
 mod tools_registry;
 mod tools_sandbox;
 mod tools_skills;

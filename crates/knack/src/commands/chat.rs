@@ -47,10 +47,16 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
         Ok(flags) => flags.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     };
+    let mode = args
+        .mode
+        .as_deref()
+        .and_then(agent_protocol::ApprovalMode::from_name)
+        .unwrap_or_default();
     let mut options = ChatOptions {
         resume: args.resume,
         preload: args.skills,
         model: current(&model),
+        mode,
     };
     // A preload is rendered once, as the session starts: its secrets come first.
     if !tui::secret_prompt::ask_for_preloads(&ctx.home, ctx.discovery_options(), &options.preload)
@@ -72,6 +78,7 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
             TuiExit::NewSession => {
                 options = ChatOptions {
                     model: current(&model),
+                    mode,
                     ..ChatOptions::default()
                 }
             }
@@ -80,6 +87,7 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
                     resume: Some(id),
                     preload: Vec::new(),
                     model: current(&model),
+                    mode,
                 }
             }
         }

@@ -158,6 +158,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
                     "unix_socket_rules": support.unix_socket_paths,
                     "seccomp": support.seccomp,
                     "pids_limit": support.pids_limit.name(),
+                    "pids_limit_detail": knack_sandbox::pids_limit_detail(),
                     "unix_sockets": agent.sandbox_unix_sockets,
                     "notice": support.degraded_reason(),
                 },
@@ -278,6 +279,12 @@ fn sandbox_layers(support: &knack_sandbox::Support) -> Vec<(&'static str, String
         ("  abstract sockets", yes_no(support.abstract_sockets)),
         ("  socket paths", yes_no(support.unix_socket_paths)),
         ("seccomp socket filter", yes_no(support.seccomp)),
-        ("process limit", support.pids_limit.name().to_owned()),
+        (
+            "process limit",
+            match knack_sandbox::pids_limit_detail() {
+                Some(detail) => format!("{} ({detail})", support.pids_limit.name()),
+                None => support.pids_limit.name().to_owned(),
+            },
+        ),
     ]
 }

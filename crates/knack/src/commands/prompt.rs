@@ -129,7 +129,9 @@ fn show(json: bool) -> anyhow::Result<u8> {
             bold(&format!("── {} {} ", layer.index, layer.name))
                 + &dim(&format!("({} chars)", layer.chars()))
         );
-        println!("{}", layer.text);
+        // Layers hold memory, skill descriptions and the project's context files: text a
+        // model or a repository wrote.
+        println!("{}", crate::terminal_text::escape(&layer.text));
     }
     Ok(exit::OK)
 }

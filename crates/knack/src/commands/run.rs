@@ -198,6 +198,11 @@ async fn run_async(
             .max_iterations
             .unwrap_or(ctx.config.agent.max_iterations),
         review: !args.no_review,
+        mode: args
+            .mode
+            .as_deref()
+            .and_then(agent_protocol::ApprovalMode::from_name)
+            .unwrap_or_default(),
         context_window: choice.context_window,
         mcp: start_mcp_servers(&ctx).await,
         // Nobody is there to answer: flagged commands are refused unless yolo.
@@ -597,6 +602,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let _ = self.err.flush();
             }
             Event::TurnAborted { .. } => self.note("interrupted"),
+            Event::AutoApproved { rule, .. } => self.note(&format!("allowed by rule {rule}")),
+            Event::FileDiff { path, diff, .. } => {
+                let (added, removed) = agent_loop::edit_diff::stat(diff);
+                self.note(&format!("edited {path} (+{added} -{removed})"));
+            }
             Event::ApprovalRequest {
                 command, reason, ..
             } => self.note(&format!(

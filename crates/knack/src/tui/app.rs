@@ -4,7 +4,7 @@
 //! Everything here is synchronous and terminal-free, so tests drive it with
 //! key events and agent events and read back the ops it sent and the frames it drew.
 
-use agent_protocol::{Event as AgentEvent, Op, SkillLoadVia, TurnAbortReason};
+use agent_protocol::{ApprovalMode, Event as AgentEvent, Op, SkillLoadVia, TurnAbortReason};
 use ratatui::Frame;
 use ratatui::crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
@@ -15,7 +15,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::approval::{ApprovalQueue, PendingApproval};
+use super::approval::{ApprovalKey, ApprovalQueue, PendingApproval};
 use super::browser::{BrowserOutcome, SkillsBrowser};
 use super::connection::SessionInfo;
 use super::help::{HelpOutcome, HelpView};
@@ -36,6 +36,24 @@ const TURN_ENDED_RESULT: &str =
 
 /// Most rows the input grows to before it scrolls.
 const MAX_INPUT_ROWS: u16 = 8;
+
+/// Where the app reads the time: the real clock, or one a test holds still.
+#[derive(Debug, Clone, Copy, Default)]
+enum Clock {
+    #[default]
+    Real,
+    #[cfg_attr(not(test), allow(dead_code))]
+    Fixed(std::time::Instant),
+}
+
+impl Clock {
+    fn now(self) -> std::time::Instant {
+        match self {
+            Self::Real => std::time::Instant::now(),
+            Self::Fixed(now) => now,
+        }
+    }
+}
 
 /// Why the TUI stopped; the caller decides what comes next.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +105,8 @@ enum Action {
     Refresh,
     /// Clear the terminal and repaint everything (ctrl-l).
     Redraw,
+    /// Switch to the next approval mode (shift-tab).
+    CycleMode,
     /// Start searching the input history (ctrl-r).
     SearchHistory,
 }
@@ -145,6 +165,8 @@ pub struct App {
     skills: Vec<SkillEntry>,
     overlay: Overlay,
     approvals: ApprovalQueue,
+    /// The time keys and events are stamped with (a test sets it by hand).
+    clock: Clock,
     tokens: TokenTotals,
     turns_running: usize,
     /// Messages waiting for the running turn to end, oldest first.
@@ -185,6 +207,7 @@ impl App {
             skills: Vec::new(),
             overlay: Overlay::None,
             approvals: ApprovalQueue::default(),
+            clock: Clock::default(),
             tokens: TokenTotals::default(),
             turns_running: 0,
             queued: std::collections::VecDeque::new(),
@@ -335,9 +358,7 @@ impl App {
 
     /// Pasted text goes into the input as typed text; it never sends.
     pub fn handle_paste(&mut self, text: &str) {
-        if self.approvals.is_active() {
-            return;
-        }
+        // A paste never answers the approval modal; it lands in the draft below it.
         if let Overlay::Secret(prompt) = &mut self.overlay {
             prompt.paste(text);
             self.dirty = true;
@@ -378,8 +399,19 @@ impl App {
         if self.approvals.is_active() {
             if ctrl && key.code == KeyCode::Char('c') {
                 self.update(Action::Interrupt);
-            } else if let Some((call_id, decision)) = self.approvals.handle_key(key) {
-                self.send(Op::Approval { call_id, decision });
+                return;
+            }
+            match self.approvals.handle_key(key, self.clock.now()) {
+                ApprovalKey::Answered(reply) => self.send(Op::Approval {
+                    call_id: reply.call_id,
+                    decision: reply.decision,
+                    rule: reply.rule,
+                    message: reply.message,
+                }),
+                ApprovalKey::Used => {}
+                // Typing that began before the modal could be read: it belongs to the
+                // draft (text only; Enter and the like wait until the modal is gone).
+                ApprovalKey::TypeAhead => self.type_ahead(key),
             }
             return;
         }
@@ -466,11 +498,42 @@ impl App {
         self.palette.update(&text, &self.skills);
     }
 
+    /// A key typed while the approval modal is not yet taking keys: characters and
+    /// deletions edit the draft, so nothing typed is lost and nothing answers the modal.
+    fn type_ahead(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let edits = match key.code {
+            KeyCode::Char(_) => !ctrl,
+            KeyCode::Backspace | KeyCode::Delete | KeyCode::Left | KeyCode::Right => true,
+            _ => false,
+        };
+        if edits {
+            self.input.input(key);
+            let text = self.input_text();
+            self.palette.update(&text, &self.skills);
+        }
+    }
+
+    /// Stamps keys and events with `now` from here on (tests step time by hand).
+    #[cfg(test)]
+    pub fn set_clock(&mut self, now: std::time::Instant) {
+        self.clock = Clock::Fixed(now);
+    }
+
+    /// Moves a test's clock on by `by`.
+    #[cfg(test)]
+    pub fn advance_clock(&mut self, by: std::time::Duration) {
+        self.clock = Clock::Fixed(self.clock.now() + by);
+    }
+
     /// Maps a key to an action; `None` lets the text area handle it.
     fn action_for(&mut self, key: KeyEvent) -> Option<Action> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if key.code == KeyCode::BackTab {
+            return Some(Action::CycleMode);
+        }
         let text = self.input_text();
         if self.palette.is_open() {
             match key.code {
@@ -620,6 +683,24 @@ impl App {
             }
             Action::Refresh => {}
             Action::Redraw => self.clear_screen = true,
+            Action::CycleMode => {
+                let mode = self.info.mode.next();
+                self.info.mode = mode;
+                self.send(Op::SetMode { mode });
+                let what = match mode {
+                    ApprovalMode::AskEdits => "ask-edits: every file edit waits for your approval",
+                    ApprovalMode::AutoEdits => {
+                        "auto-edits: edits inside the workspace run without asking"
+                    }
+                    ApprovalMode::Plan => {
+                        "plan: read-only; the model plans and changes nothing until you switch back"
+                    }
+                };
+                self.note(
+                    NoteKind::Info,
+                    format!("approval mode {what} (shift-tab switches)"),
+                );
+            }
         }
     }
 
@@ -783,6 +864,66 @@ impl App {
         }
     }
 
+    /// This session's turns that changed files and can be undone, newest first.
+    fn undoable_turns(&self) -> Option<Vec<agent_loop::checkpoint::StoredTurn>> {
+        let roots = self.mentions.as_ref()?;
+        Some(agent_loop::checkpoint::turns(
+            &knack_config::KnackHome::at(&roots.home).checkpoints_dir(),
+            &roots.cwd,
+            Some(&self.info.session_id),
+        ))
+    }
+
+    /// `/rewind`: the turns that can be undone.
+    fn list_turns(&mut self) {
+        let turns = self.undoable_turns().unwrap_or_default();
+        if turns.is_empty() {
+            self.note(
+                NoteKind::Info,
+                "no turn of this session changed files that can be undone",
+            );
+            return;
+        }
+        let mut text = String::from("turns that changed files, newest first:");
+        for (i, turn) in turns.iter().enumerate() {
+            let n = turn.manifest.files.len();
+            let files = if n == 1 { "file" } else { "files" };
+            text.push_str(&format!(
+                "\n  {}. \"{}\" — {n} {files}",
+                i + 1,
+                turn.manifest.title
+            ));
+        }
+        text.push_str(
+            "\n/rewind N puts back the files of the newest N turns; /undo the newest one",
+        );
+        self.note(NoteKind::Info, text);
+    }
+
+    /// `/undo` and `/rewind N`: puts back the files of the newest `n` turns, newest first.
+    fn undo_turns(&mut self, n: usize) {
+        if self.is_busy() {
+            self.note(
+                NoteKind::Error,
+                "a turn is running; wait for it to end (or interrupt it) before undoing",
+            );
+            return;
+        }
+        let turns = self.undoable_turns().unwrap_or_default();
+        if turns.is_empty() {
+            self.note(
+                NoteKind::Info,
+                "nothing to undo: no turn of this session changed files",
+            );
+            return;
+        }
+        for turn in turns.iter().take(n) {
+            let restored = agent_loop::checkpoint::undo(turn);
+            let text = crate::commands::undo::describe(&turn.manifest.title, &restored);
+            self.note(NoteKind::Info, text);
+        }
+    }
+
     /// Runs a `/…` line; false keeps it in the input (usage error).
     fn slash_command(&mut self, line: &str, rest: &str) -> bool {
         let (name, arg) = rest
@@ -852,6 +993,18 @@ impl App {
                     "compacting: the older history is being summarised",
                 );
             }
+            "undo" => self.undo_turns(1),
+            "rewind" if arg.is_empty() => self.list_turns(),
+            "rewind" => match arg.parse::<usize>() {
+                Ok(n) if n >= 1 => self.undo_turns(n),
+                _ => {
+                    self.note(
+                        NoteKind::Error,
+                        "usage: /rewind lists the turns; /rewind N undoes the newest N",
+                    );
+                    return false;
+                }
+            },
             "quit" | "exit" => self.update(Action::Quit),
             _ if self.skills.iter().any(|s| s.name == name) => return self.invoke_skill(line),
             // `/usr/bin/env is odd` is a message, not a command.
@@ -1148,11 +1301,26 @@ impl App {
                 call_id,
                 command,
                 reason,
-            } => self.approvals.push(PendingApproval {
-                call_id,
-                command,
-                reason,
-            }),
+                exact_rule,
+                prefix_rule,
+                diff,
+            } => self.approvals.push(
+                PendingApproval {
+                    call_id,
+                    command,
+                    reason,
+                    exact_rule,
+                    prefix_rule,
+                    diff,
+                },
+                self.clock.now(),
+            ),
+            AgentEvent::AutoApproved { call_id, rule } => {
+                self.transcript.approved_by_rule(&call_id, &rule);
+            }
+            AgentEvent::FileDiff { call_id, diff, .. } => {
+                self.transcript.file_diff(&call_id, &diff);
+            }
             AgentEvent::ReviewStarted => self.review_running = true,
             AgentEvent::SkillWritten {
                 action,
@@ -1329,6 +1497,7 @@ impl App {
             review_running: self.review_running,
             hint: self.hint.as_deref(),
             tick: self.tick,
+            mode: self.info.mode,
         };
         status::render(
             status_area,
@@ -1366,7 +1535,8 @@ impl App {
             Overlay::Secret(prompt) => prompt.render(page, frame.buffer_mut(), &theme),
         }
         if self.approvals.is_active() {
-            self.approvals.render(body, frame.buffer_mut(), &theme);
+            let now = self.clock.now();
+            self.approvals.render(body, frame.buffer_mut(), &theme, now);
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct SessionInfo {
     /// One line per configured MCP server: its state and tool count
     /// (`/mcp` shows them; failures are shown when the session starts).
     pub mcp_servers: Vec<McpServerLine>,
+    /// How file edits are approved; Shift-Tab cycles it (shown in the status line).
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 /// An MCP server as the TUI reports it.
@@ -72,6 +74,8 @@ pub struct ChatOptions {
     pub preload: Vec<String>,
     /// `--provider` / `--model` from the command line.
     pub model: ModelFlags,
+    /// The approval mode the session starts in (`--mode`, or the last session's).
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 /// Starts (or resumes) an agent session for the TUI. The session runs in its
@@ -96,6 +100,7 @@ pub async fn connect_agent(
         preload: options.preload.clone(),
         resume: options.resume.clone(),
         approver: setup.approver(Some(&channel_approver)),
+        mode: options.mode,
         context_window: choice.context_window,
         mcp,
         ..setup.options(choice.model.clone())
@@ -110,6 +115,7 @@ pub async fn connect_agent(
         model: choice.model,
         context_window: window as u64,
         mcp_servers,
+        mode: options.mode,
     };
     let history = if options.resume.is_some() {
         session.history().to_vec()
@@ -146,6 +152,7 @@ pub mod echo {
             model: "echo".into(),
             context_window: 0,
             mcp_servers: Vec::new(),
+            mode: agent_protocol::ApprovalMode::default(),
         };
         let started = Event::SessionStarted {
             session_id: info.session_id.clone(),
@@ -190,7 +197,7 @@ pub mod echo {
                             after_tokens: 1200,
                         });
                     }
-                    Op::Approval { .. } => {}
+                    Op::Approval { .. } | Op::SetMode { .. } => {}
                     Op::Shutdown => break,
                 }
             }

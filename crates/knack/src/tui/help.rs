@@ -12,7 +12,7 @@ use super::palette::BUILTINS;
 use super::theme::Theme;
 use super::wrap::wrap_spans;
 
-const KEYS: [(&str, &str); 17] = [
+const KEYS: [(&str, &str); 18] = [
     ("enter", "send the message"),
     ("shift-enter, alt-enter, ctrl-j", "new line"),
     ("↑ / ↓", "previous / next input (on the first / last line)"),
@@ -41,7 +41,11 @@ const KEYS: [(&str, &str); 17] = [
     ("esc", "close an overlay, clear the selection, or interrupt"),
     ("ctrl-u", "clear the input"),
     ("ctrl-l", "redraw the screen"),
-    ("y / a / n", "in an approval: once / always / deny"),
+    ("shift-tab", "approval mode: auto-edits → ask-edits → plan"),
+    (
+        "y / a / p / n / t",
+        "in an approval: once / always this / always a prefix / no / no, saying why",
+    ),
 ];
 
 /// The help page and how far it is scrolled; taller than most terminals

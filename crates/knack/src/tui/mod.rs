@@ -25,6 +25,8 @@ mod wrap;
 #[cfg(test)]
 mod acceptance_tests;
 #[cfg(test)]
+mod approval_tests;
+#[cfg(test)]
 mod daily_tests;
 #[cfg(test)]
 mod escape_tests;

@@ -100,6 +100,18 @@ pub const BUILTINS: &[Builtin] = &[
         needs_arg: false,
     },
     Builtin {
+        name: "undo",
+        args: "",
+        description: "put back the files the last turn changed",
+        needs_arg: false,
+    },
+    Builtin {
+        name: "rewind",
+        args: "[N]",
+        description: "list the turns that changed files; with N, undo the newest N",
+        needs_arg: false,
+    },
+    Builtin {
         name: "quit",
         args: "",
         description: "leave knack",

@@ -81,6 +81,8 @@ pub struct Activity<'a> {
     pub review_running: bool,
     pub hint: Option<&'a str>,
     pub tick: usize,
+    /// Shown when it is not the default (auto-edits), and never dropped for room.
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 pub fn render(
@@ -92,7 +94,13 @@ pub fn render(
     activity: &Activity<'_>,
 ) {
     // (text, drop order): narrow terminals lose the highest numbers first.
-    let mut segments: Vec<(String, u8)> = vec![
+    let mut segments: Vec<(String, u8)> = Vec::new();
+    match activity.mode {
+        agent_protocol::ApprovalMode::AutoEdits => {}
+        agent_protocol::ApprovalMode::AskEdits => segments.push(("⏸ ask-edits".to_owned(), 0)),
+        agent_protocol::ApprovalMode::Plan => segments.push(("⏸ plan mode".to_owned(), 0)),
+    }
+    segments.extend([
         (info.model.clone(), 0),
         // The whole id: its last part tells sessions of the same second
         // apart, and it is what `--resume` and `/resume` take.
@@ -105,7 +113,7 @@ pub fn render(
             ),
             1,
         ),
-    ];
+    ]);
     if let Some(p) = tokens.context_percent(info.context_window) {
         segments.push((format!("context {p}%"), 2));
     }
@@ -192,6 +200,7 @@ mod tests {
             model: "m".into(),
             context_window: 8_000,
             mcp_servers: Vec::new(),
+            mode: agent_protocol::ApprovalMode::default(),
         };
         let area = Rect::new(0, 0, 100, 1);
         let mut buf = Buffer::empty(area);
@@ -201,6 +210,7 @@ mod tests {
             review_running: false,
             hint: None,
             tick: 0,
+            mode: agent_protocol::ApprovalMode::default(),
         };
         render(area, &mut buf, &Theme::plain(), &info, &t, &activity);
         let line: String = (0..area.width)

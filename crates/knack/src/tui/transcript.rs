@@ -72,6 +72,10 @@ pub enum Cell {
         expanded: bool,
         /// Shows the reply's JSON instead of the reading of it (Ctrl-T).
         raw: bool,
+        /// The permission rule that let the call run without asking.
+        approved_by: Option<String>,
+        /// What the call changed in files, as unified diffs.
+        diffs: Vec<String>,
     },
     Note {
         kind: NoteKind,
@@ -257,7 +261,29 @@ impl Transcript {
             output: String::new(),
             expanded: false,
             raw: false,
+            approved_by: None,
+            diffs: Vec::new(),
         });
+    }
+
+    /// Marks a card as run without asking because `rule` allows it.
+    pub fn approved_by_rule(&mut self, id: &str, rule: &str) {
+        if let Some(entry) = self.tool_mut(id) {
+            if let Cell::Tool { approved_by, .. } = &mut entry.cell {
+                *approved_by = Some(rule.to_owned());
+            }
+            entry.changed();
+        }
+    }
+
+    /// Adds a file change to a card, shown as its diff.
+    pub fn file_diff(&mut self, id: &str, diff: &str) {
+        if let Some(entry) = self.tool_mut(id) {
+            if let Cell::Tool { diffs, .. } = &mut entry.cell {
+                diffs.push(diff.to_owned());
+            }
+            entry.changed();
+        }
     }
 
     fn tool_mut(&mut self, id: &str) -> Option<&mut Entry> {
@@ -630,6 +656,8 @@ fn render_cell(
             output,
             expanded,
             raw,
+            approved_by,
+            diffs,
             ..
         } => tool_card::render(
             &tool_card::ToolCard {
@@ -639,6 +667,8 @@ fn render_cell(
                 output,
                 expanded: *expanded,
                 raw: *raw,
+                approved_by: approved_by.as_deref(),
+                diffs,
             },
             &tool_card::Frame {
                 width,
