@@ -460,6 +460,18 @@ fn every_event() -> Vec<Event> {
             call_id: "c".into(),
             command: "x".into(),
             reason: "r".into(),
+            exact_rule: Some("terminal(x)".into()),
+            prefix_rule: Some("terminal(x:*)".into()),
+            diff: Some("d".into()),
+        },
+        Event::AutoApproved {
+            call_id: "c".into(),
+            rule: "terminal(x)".into(),
+        },
+        Event::FileDiff {
+            call_id: "c".into(),
+            path: "p".into(),
+            diff: "d".into(),
         },
         Event::ReviewStarted,
         Event::SkillWritten {
@@ -501,6 +513,8 @@ fn every_event() -> Vec<Event> {
             | Event::Compaction { .. }
             | Event::AssistantMessage { .. }
             | Event::ApprovalRequest { .. }
+            | Event::AutoApproved { .. }
+            | Event::FileDiff { .. }
             | Event::ReviewStarted
             | Event::SkillWritten { .. }
             | Event::ReviewUsage { .. }

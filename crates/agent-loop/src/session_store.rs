@@ -737,6 +737,25 @@ impl SessionStore {
         Ok(out)
     }
 
+    /// The session `--continue` picks: the one whose latest message is the
+    /// newest, among the conversations started in `cwd` (anywhere when `None`).
+    /// Sessions without messages and review sessions are never picked.
+    pub fn latest_session(&self, cwd: Option<&str>) -> Result<Option<String>> {
+        let conn = lock(&self.conn);
+        // Message ids grow with every insert, so the largest one is the most
+        // recent activity, with no ties even within one second.
+        let found = conn
+            .query_row(
+                "SELECT s.id FROM sessions s JOIN messages m ON m.session_id = s.id
+                 WHERE (?1 IS NULL OR s.cwd = ?1) AND s.platform <> 'review'
+                 GROUP BY s.id ORDER BY MAX(m.id) DESC LIMIT 1",
+                [cwd],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?;
+        Ok(found)
+    }
+
     /// Every session, newest first. `started_at` has whole seconds, so
     /// sessions started within one second are ordered by when they were
     /// stored (the rowid), not by their ids' random suffixes.
@@ -930,6 +949,50 @@ mod tests {
             Some(r#""say" """hi""""#)
         );
         assert_eq!(fts_query("   "), None);
+    }
+
+    #[test]
+    fn the_latest_session_is_the_last_active_one_in_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::open_path(&dir.path().join("state.db")).unwrap();
+        let new = |cwd: &str, platform: &str| {
+            store
+                .create_session(&NewSession {
+                    id: None,
+                    model: "m".into(),
+                    system_prompt: "s".into(),
+                    tools_json: None,
+                    platform: platform.into(),
+                    cwd: cwd.into(),
+                })
+                .unwrap()
+        };
+        assert_eq!(store.latest_session(None).unwrap(), None);
+        let older = new("/p/a", "cli");
+        let newer = new("/p/a", "tui");
+        let elsewhere = new("/p/b", "cli");
+        let _empty = new("/p/a", "cli");
+        let review = new("/p/a", "review");
+        store
+            .append_message(&newer, &ChatMessage::user("1"))
+            .unwrap();
+        store
+            .append_message(&older, &ChatMessage::user("2"))
+            .unwrap();
+        // Started first, but the last one used in /p/a.
+        assert_eq!(
+            store.latest_session(Some("/p/a")).unwrap(),
+            Some(older.clone())
+        );
+        store
+            .append_message(&elsewhere, &ChatMessage::user("3"))
+            .unwrap();
+        store
+            .append_message(&review, &ChatMessage::user("4"))
+            .unwrap();
+        assert_eq!(store.latest_session(Some("/p/a")).unwrap(), Some(older));
+        assert_eq!(store.latest_session(None).unwrap(), Some(elsewhere));
+        assert_eq!(store.latest_session(Some("/p/c")).unwrap(), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod dotted;
 mod env_file;
 mod home;
 pub mod mcp;
+pub mod permissions;
 pub mod private;
 pub mod secret_env;
 mod yaml_edit;
@@ -25,6 +26,7 @@ pub use dotted::{SetOutcome, get_dotted, set_dotted};
 pub use env_file::{EnvFile, SaveEnvError, is_env_name, parse_env_file, save_env_value};
 pub use home::KnackHome;
 pub use mcp::{McpApproval, McpServerConfig, McpToolFilter, McpTransportKind};
+pub use permissions::{Action, PermissionRule, PermissionsConfig};
 pub use secret_env::is_secret_name;
 
 use std::path::{Path, PathBuf};

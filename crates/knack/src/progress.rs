@@ -85,6 +85,8 @@ impl Progress {
             | Event::CatalogNote { .. }
             | Event::Compaction { .. }
             | Event::ApprovalRequest { .. }
+            | Event::AutoApproved { .. }
+            | Event::FileDiff { .. }
             | Event::SkillWritten { .. }
             | Event::ReviewUsage { .. } => return,
         };

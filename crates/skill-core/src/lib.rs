@@ -41,7 +41,7 @@ pub use manage::{
     skill_manage_json,
 };
 pub use preprocess::{PreprocessOptions, TemplateValues};
-pub use roots::{DiscoveryOptions, SkillRoot};
+pub use roots::{DiscoveryOptions, INSTALLED_PLUGINS_DIR, PLUGIN_NAMESPACE, SkillRoot};
 pub use skill::{QualifiedId, Scope, Skill};
 pub use skill_set::{DoctorEntry, EntryStatus, Gate, Resolution, RootReport, SkillSet};
 pub use stamp::Fingerprint;

@@ -67,11 +67,22 @@ impl SearchIndex {
         let mut postings: HashMap<Box<str>, Vec<(u32, f32)>> = HashMap::new();
         let mut doc_len = Vec::new();
         let mut terms: HashMap<String, f32> = HashMap::new();
+        // One buffer for every word: most words repeat, so a term is only
+        // allocated the first time a document holds it.
+        let mut word = String::new();
         for (i, doc) in docs.into_iter().enumerate() {
             terms.clear();
             let mut add = |text: &str, weight: f32| {
-                for token in tokens(text) {
-                    *terms.entry(token).or_default() += weight;
+                for raw in raw_words(text) {
+                    if !normalize_into(raw, &mut word) {
+                        continue;
+                    }
+                    match terms.get_mut(word.as_str()) {
+                        Some(tf) => *tf += weight,
+                        None => {
+                            terms.insert(word.clone(), weight);
+                        }
+                    }
                 }
             };
             add(doc.name, NAME_WEIGHT);
@@ -83,10 +94,12 @@ impl SearchIndex {
             let doc_id = u32::try_from(i).unwrap_or(u32::MAX);
             doc_len.push(terms.values().sum());
             for (term, tf) in terms.drain() {
-                postings
-                    .entry(term.into_boxed_str())
-                    .or_default()
-                    .push((doc_id, tf));
+                match postings.get_mut(term.as_str()) {
+                    Some(list) => list.push((doc_id, tf)),
+                    None => {
+                        postings.insert(term.into_boxed_str(), vec![(doc_id, tf)]);
+                    }
+                }
             }
         }
         let avg_len = if doc_len.is_empty() {
@@ -170,14 +183,36 @@ impl SearchIndex {
 /// anything but letters and digits, common words dropped, plural and verb
 /// endings trimmed so "deploys" finds "deploy".
 pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 2)
-        .map(str::to_lowercase)
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .map(stem)
+    raw_words(text).filter_map(|raw| {
+        let mut word = String::new();
+        normalize_into(raw, &mut word).then_some(word)
+    })
 }
 
-fn stem(mut word: String) -> String {
+/// `text` split at anything but letters and digits, words of two bytes or more.
+fn raw_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 2)
+}
+
+/// Writes the index form of `raw` into `out` (lower case, stemmed); false
+/// when it is a stopword.
+fn normalize_into(raw: &str, out: &mut String) -> bool {
+    out.clear();
+    if raw.is_ascii() {
+        out.push_str(raw);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&raw.to_lowercase());
+    }
+    if STOPWORDS.contains(&out.as_str()) {
+        return false;
+    }
+    stem(out);
+    true
+}
+
+fn stem(word: &mut String) {
     let len = word.chars().count();
     for (suffix, min_len, replacement) in
         [("ies", 5, "y"), ("ing", 6, ""), ("ed", 5, ""), ("s", 4, "")]
@@ -188,7 +223,6 @@ fn stem(mut word: String) -> String {
             break;
         }
     }
-    word
 }
 
 /// The head of a skill's body (after the frontmatter), at most

@@ -2,8 +2,10 @@
 //! result tables, and the marked sections of docs/performance.md each group owns.
 
 mod agent;
+mod checkpoint;
 mod client;
 mod context;
+mod diff_card;
 mod discovery;
 mod eval;
 mod file_write;
@@ -104,6 +106,14 @@ const GROUPS: &[Group] = &[
     Group {
         name: "tui",
         run: tui::run,
+    },
+    Group {
+        name: "diff",
+        run: diff_card::run,
+    },
+    Group {
+        name: "checkpoint",
+        run: checkpoint::run,
     },
     Group {
         name: "sandbox",

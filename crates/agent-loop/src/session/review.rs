@@ -114,6 +114,28 @@ impl Session {
         self.review_enabled && self.calls_since_skill_write >= self.review_threshold
     }
 
+    /// What follows an answered turn, in the one order every frontend sees:
+    /// the review when one is due (stopped after `agent.review_timeout_secs`,
+    /// or by `cancel`), then `TurnComplete`, so a turn's last event is always
+    /// the same one and a headless run's last line is `turn_complete`.
+    pub async fn finish_turn(&mut self, cancel: CancellationToken) {
+        if self.review_due() && !cancel.is_cancelled() {
+            let limit = self.review_timeout;
+            match tokio::time::timeout(limit, self.run_review(cancel)).await {
+                Ok(Ok(_)) => {}
+                // The conversation is untouched; the answer still stands.
+                Ok(Err(e)) => tracing::warn!(error = %e, "the review failed"),
+                Err(_) => self.events.send(Event::ReviewFinished {
+                    summary: format!(
+                        "review: stopped after {}s (agent.review_timeout_secs)",
+                        limit.as_secs()
+                    ),
+                }),
+            }
+        }
+        self.events.send(Event::TurnComplete);
+    }
+
     /// Runs the review and returns its one-line summary. Failures end the
     /// review quietly (an `error` in the summary); the conversation is untouched.
     /// It stops cleanly, before sending, at `skills.review_max_input_tokens`

@@ -138,12 +138,15 @@ fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> 
         session_id: None,
         env: &env,
     };
-    let result = skill_core::skill_view(set, &args.name, args.file.as_deref(), &view_ctx);
+    let mut result = skill_core::skill_view(set, &args.name, args.file.as_deref(), &view_ctx);
     let ok = result["success"].as_bool().unwrap_or(false);
     if args.json {
         print_json(&result);
         return Ok(if ok { exit::OK } else { exit::FAILED });
     }
+    // A skill's text and fields are printed as they are, but a skill may be a model's or
+    // a stranger's work: its control characters are shown, never obeyed.
+    crate::terminal_text::escape_json(&mut result);
     if !ok {
         return Err(exit::failed(describe_failure(set, &args, &result)));
     }

@@ -53,6 +53,22 @@ impl TokenTotals {
         (self.review > 0 && all > 0).then(|| (self.review.min(all) * 100 / all).max(1))
     }
 
+    /// The totals stored for a session's earlier requests, so a resumed
+    /// session counts on from them instead of from zero.
+    pub fn from_stored(stored: &agent_loop::UsageTotals) -> Self {
+        let cost = stored.cost_usd.filter(|c| c.is_finite() && *c > 0.0);
+        Self {
+            prompt: stored.fresh_input_tokens
+                + stored.cache_read_tokens
+                + stored.cache_write_tokens,
+            completion: stored.output_tokens,
+            cached: stored.cache_read_tokens,
+            cost_micro_usd: cost.map_or(0, |c| (c * 1_000_000.0).round() as u64),
+            last_prompt: 0,
+            review: 0,
+        }
+    }
+
     /// How full the context window is after the latest request, in percent.
     pub fn context_percent(&self, window: u64) -> Option<u64> {
         (window > 0 && self.last_prompt > 0).then(|| self.last_prompt * 100 / window)
@@ -81,6 +97,8 @@ pub struct Activity<'a> {
     pub review_running: bool,
     pub hint: Option<&'a str>,
     pub tick: usize,
+    /// Shown when it is not the default (auto-edits), and never dropped for room.
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 pub fn render(
@@ -92,7 +110,13 @@ pub fn render(
     activity: &Activity<'_>,
 ) {
     // (text, drop order): narrow terminals lose the highest numbers first.
-    let mut segments: Vec<(String, u8)> = vec![
+    let mut segments: Vec<(String, u8)> = Vec::new();
+    match activity.mode {
+        agent_protocol::ApprovalMode::AutoEdits => {}
+        agent_protocol::ApprovalMode::AskEdits => segments.push(("⏸ ask-edits".to_owned(), 0)),
+        agent_protocol::ApprovalMode::Plan => segments.push(("⏸ plan mode".to_owned(), 0)),
+    }
+    segments.extend([
         (info.model.clone(), 0),
         // The whole id: its last part tells sessions of the same second
         // apart, and it is what `--resume` and `/resume` take.
@@ -105,7 +129,7 @@ pub fn render(
             ),
             1,
         ),
-    ];
+    ]);
     if let Some(p) = tokens.context_percent(info.context_window) {
         segments.push((format!("context {p}%"), 2));
     }
@@ -213,6 +237,7 @@ mod tests {
             model: "m".into(),
             context_window: 8_000,
             mcp_servers: Vec::new(),
+            mode: agent_protocol::ApprovalMode::default(),
         };
         let area = Rect::new(0, 0, 100, 1);
         let mut buf = Buffer::empty(area);
@@ -222,6 +247,7 @@ mod tests {
             review_running: false,
             hint: None,
             tick: 0,
+            mode: agent_protocol::ApprovalMode::default(),
         };
         render(area, &mut buf, &Theme::plain(), &info, &t, &activity);
         let line: String = (0..area.width)
