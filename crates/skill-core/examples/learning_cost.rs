@@ -21,10 +21,12 @@ fn main() -> std::io::Result<()> {
     let home = KnackHome::at(dir.path().join("home"));
     let skills = synthetic_skills(10_000, 31);
     write_library(&home.skills_dir(), &skills, Layout::Nested(100))?;
-    let options = DiscoveryOptions::with_roots(vec![SkillRoot {
+    let mut options = DiscoveryOptions::with_roots(vec![SkillRoot {
         path: home.skills_dir(),
         scope: Scope::User,
     }]);
+    // The default walk stops at 5,000 folders; this library has 10,100.
+    options.max_dirs = 100_000;
     let (set, _) = skill_core::discover(&options);
     assert_eq!(set.skills.len(), skills.len(), "every skill is discovered");
     let search = SkillSearch::from_skill_set(&set);
