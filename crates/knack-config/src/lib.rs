@@ -13,7 +13,9 @@ mod env_file;
 mod home;
 pub mod mcp;
 pub mod private;
+pub mod regular_file;
 pub mod secret_env;
+pub mod state_file;
 mod yaml_edit;
 
 pub use config::{
