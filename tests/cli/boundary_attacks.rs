@@ -10,7 +10,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 use test_support::{MockModelServer, ScriptedReply};
 
-use super::boundary_world::{Runner, World, everything_sent, snapshot, tool_results};
+use super::boundary_world::{
+    Runner, World, everything_sent, retry_while_busy, snapshot, tool_results,
+};
 
 /// One test per runner for each attack below.
 macro_rules! as_root_and_nobody {
@@ -37,6 +39,7 @@ as_root_and_nobody!(
     secrets,
     untrusted_writers,
     escape_sequences,
+    stored_escape_sequences,
 );
 
 fn call(id: String, name: &str, args: Value) -> (String, String, String) {
@@ -76,18 +79,16 @@ fn swap_race(runner: Runner) {
     let started = world.cwd.join("swapping");
     let stop = world.cwd.join("stop-swapping");
     let quoted = |p: &Path| format!("'{}'", p.display());
-    let swapper = world
-        .sandboxed(&format!(
-            "python3 {} {} {} {} {}",
-            quoted(&script),
-            quoted(&world.cwd.join("dir")),
-            quoted(&world.cwd.join("link")),
-            quoted(&stop),
-            quoted(&started)
-        ))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut swapper = world.sandboxed(&format!(
+        "python3 {} {} {} {} {}",
+        quoted(&script),
+        quoted(&world.cwd.join("dir")),
+        quoted(&world.cwd.join("link")),
+        quoted(&stop),
+        quoted(&started)
+    ));
+    swapper.stdout(std::process::Stdio::piped());
+    let swapper = retry_while_busy(|| swapper.spawn());
     // Bounded: the swapper makes the file before its first swap.
     let running = (0..20_000).any(|_| {
         let there = started.exists();
@@ -540,5 +541,67 @@ fn escape_sequences(runner: Runner) {
     assert!(
         stderr.contains("missing^[[2J^[]0;title^G.txt"),
         "{stderr:?}"
+    );
+}
+
+/// Control sequences a model, a tool or a skill wrote are stored as they are, and every
+/// command that prints them later shows them instead of letting the terminal obey them.
+fn stored_escape_sequences(runner: Runner) {
+    let world = World::new(runner);
+    world.write(
+        &world.home.join("skills/painter/SKILL.md"),
+        "---\nname: painter\ndescription: Paints the terminal.\n---\n\
+         Step one\u{1b}]52;c;ZXZpbA==\u{7} then\u{1b}[2J\u{1b}[H clear.\n",
+    );
+    let server = MockModelServer::start_blocking().unwrap();
+    server.enqueue(ScriptedReply::tool_calls([call(
+        "t".into(),
+        "terminal",
+        json!({"command": "printf 'tool\\033]0;retitled\\007 output'"}),
+    )]));
+    server.enqueue(ScriptedReply::text(
+        "Paintbrush\u{1b}]52;c;ZXZpbA==\u{7} and\u{1b}[2J cleared.",
+    ));
+    world.knack(
+        &server,
+        &["run", "paint\u{1b}]0;title\u{7} it", "--no-review"],
+    );
+    let list = world.knack(&server, &["sessions", "list", "--json"]);
+    let sessions: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+    let mut shown = Vec::new();
+    for args in [
+        vec!["sessions", "list"],
+        vec!["sessions", "show", id.as_str()],
+        vec!["sessions", "search", "Paintbrush"],
+        vec!["skills", "view", "painter"],
+        vec!["skills", "list"],
+        vec!["prompt", "show"],
+    ] {
+        let out = world.knack(&server, &args);
+        for text in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(text);
+            assert!(
+                !text.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+                "knack {args:?} printed raw control bytes: {text:?}"
+            );
+        }
+        shown.push(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    // The text is all there, made visible.
+    assert!(shown[0].contains("paint^[]0;title^G it"), "{}", shown[0]);
+    for expected in [
+        "paint^[]0;title^G it",
+        // A tool's result is stored as JSON, whose own escapes show its controls.
+        "tool\\u001b]0;retitled\\u0007 output",
+        "Paintbrush^[]52;c;ZXZpbA==^G and^[[2J cleared.",
+    ] {
+        assert!(shown[1].contains(expected), "{expected}: {}", shown[1]);
+    }
+    assert!(shown[2].contains("Paintbrush^[]52"), "{}", shown[2]);
+    assert!(
+        shown[3].contains("Step one^[]52;c;ZXZpbA==^G then^[[2J^[[H clear."),
+        "{}",
+        shown[3]
     );
 }

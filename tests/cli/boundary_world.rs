@@ -26,6 +26,22 @@ fn libc_etxtbsy() -> i32 {
     rustix::io::Errno::TXTBSY.raw_os_error()
 }
 
+/// Starts the world's copy of knack. The copy was just written; a child another
+/// test forked meanwhile may still hold it open for writing until it execs
+/// (ETXTBSY), so a busy binary is retried (bounded).
+pub fn retry_while_busy<T>(mut start: impl FnMut() -> std::io::Result<T>) -> T {
+    let mut tries = 0;
+    loop {
+        match start() {
+            Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) && tries < 500 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
@@ -168,18 +184,7 @@ impl World {
             .env("KNACK_MODEL", "mock-model")
             .args(args)
             .stdin(std::process::Stdio::null());
-        // The copy was just written; a child another test forked meanwhile
-        // may still hold it open for writing until it execs (ETXTBSY).
-        let mut tries = 0;
-        loop {
-            match cmd.output() {
-                Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) && tries < 500 => {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                other => return other.unwrap(),
-            }
-        }
+        retry_while_busy(|| cmd.output())
     }
 
     /// A shell command of the test's own (the swapper), run as the runner in

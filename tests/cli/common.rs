@@ -152,3 +152,16 @@ pub fn run_cmd(env: &Env, server: &test_support::MockModelServer) -> assert_cmd:
         .timeout(std::time::Duration::from_secs(60));
     cmd
 }
+
+/// `knack doctor ARGS` in a home with no model configured: the whole report
+/// is printed, and the exit code (3, configuration) says the model is missing.
+pub fn doctor_without_model(env: &Env, args: &[&str]) -> std::process::Output {
+    let out = env.knack().arg("doctor").args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}

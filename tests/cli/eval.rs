@@ -764,3 +764,93 @@ fn ctrl_c_finishes_the_run_in_flight_writes_the_report_and_exits_130() {
         .collect();
     assert_eq!(sessions.len(), 1);
 }
+
+#[test]
+fn the_curated_arm_starts_with_the_family_skill_under_its_own_name() {
+    let env = Env::new();
+    let server = mock_with_policy();
+    let evals = tempfile::tempdir().unwrap();
+    write_families(evals.path(), &["alpha", "beta"], &[1, 2]);
+    // The folder is called `skill`; the model knows the skill by its frontmatter name.
+    write_file(
+        &evals.path().join("shout/skill/SKILL.md"),
+        &format!(
+            "---\nname: {SKILL}\ndescription: Shout a word into answer.txt. Use when asked to shout.\n---\nUpper-case the word.\n"
+        ),
+    );
+    write_file(
+        &evals.path().join("shout/family.yaml"),
+        "name: shout\ndescription: upper-case a word\ncontrol: false\ncurated_skill: skill\n",
+    );
+    let out = env.home.path().join("curated");
+    let output = eval_cmd(&env, &server)
+        .args(["eval", "loop"])
+        .arg(evals.path())
+        .args([
+            "--seeds",
+            "1",
+            "--arms",
+            "baseline,curated",
+            "--families",
+            "shout",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = read_json(&out.join("report.json"));
+    let curated: Vec<&Value> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["arm"] == "curated")
+        .collect();
+    assert_eq!(curated.len(), 2);
+    for r in curated {
+        assert_eq!(r["skills"]["available"], json!([SKILL]), "{r}");
+        assert_eq!(r["skills"]["activated"], true, "{r}");
+        assert_eq!(r["tool_calls"], 2);
+        assert_eq!(r["review_tokens"], 0, "the curated arm does not review");
+    }
+    let headline = report["summary"]["headline"].as_array().unwrap();
+    assert!(
+        headline
+            .iter()
+            .all(|h| h["arm"] == "curated"
+                && h["tokens_difference"]["value"].as_f64().unwrap() < 0.0),
+        "{headline:?}"
+    );
+}
+
+#[test]
+fn a_project_skill_is_refused_because_no_run_could_see_it() {
+    let env = Env::new();
+    std::fs::create_dir(env.cwd.path().join(".git")).unwrap();
+    write_file(
+        &env.cwd.path().join(".knack/skills/lint/SKILL.md"),
+        "---\nname: lint\ndescription: Lint this repository. Use when linting.\n---\nRun the linter.\n",
+    );
+    let trusted = env.knack().args(["skills", "trust"]).output().unwrap();
+    assert!(trusted.status.success());
+    let file = env.cwd.path().join("triggers.yaml");
+    write_file(&file, "- {prompt: lint it, skill: lint}\n");
+    let out = env
+        .knack()
+        .env("KNACK_MODEL", "m")
+        .env("KNACK_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["eval", "triggers"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("project skill") && stderr.contains("temp workspaces"),
+        "{stderr}"
+    );
+}

@@ -460,12 +460,32 @@ fn every_event() -> Vec<Event> {
             call_id: "c".into(),
             command: "x".into(),
             reason: "r".into(),
+            exact_rule: Some("terminal(x)".into()),
+            prefix_rule: Some("terminal(x:*)".into()),
+            diff: Some("d".into()),
+        },
+        Event::AutoApproved {
+            call_id: "c".into(),
+            rule: "terminal(x)".into(),
+        },
+        Event::FileDiff {
+            call_id: "c".into(),
+            path: "p".into(),
+            diff: "d".into(),
         },
         Event::ReviewStarted,
         Event::SkillWritten {
             action: "create".into(),
             name: "n".into(),
             actor: SkillActor::Review,
+        },
+        Event::ReviewUsage {
+            requests: 2,
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            cached_tokens: 5,
+            cost_usd: Some(0.1),
+            stopped: Some("cap".into()),
         },
         Event::ReviewFinished {
             summary: "s".into(),
@@ -493,8 +513,11 @@ fn every_event() -> Vec<Event> {
             | Event::Compaction { .. }
             | Event::AssistantMessage { .. }
             | Event::ApprovalRequest { .. }
+            | Event::AutoApproved { .. }
+            | Event::FileDiff { .. }
             | Event::ReviewStarted
             | Event::SkillWritten { .. }
+            | Event::ReviewUsage { .. }
             | Event::ReviewFinished { .. }
             | Event::Error { .. }
             | Event::TurnAborted { .. }

@@ -716,3 +716,88 @@ fn install_all_output_fits_the_terminal_width() {
         }
     }
 }
+
+#[test]
+fn marketplace_plugin_skills_are_named_plugin_colon_skill_on_every_surface() {
+    let hub = Hub::new();
+    let git = |dir: &Path, args: &[&str]| test_support::git(dir, args);
+    let remote = tempfile::tempdir().unwrap();
+    write_file(
+        &remote.path().join("skills/deploy/SKILL.md"),
+        &skill_md("deploy", "Roll out."),
+    );
+    git(remote.path(), &["init", "-q", "-b", "main"]);
+    git(remote.path(), &["add", "-A"]);
+    git(remote.path(), &["commit", "-qm", "one"]);
+    let market = tempfile::tempdir().unwrap();
+    write_file(
+        &market.path().join(".claude-plugin/marketplace.json"),
+        &format!(
+            r#"{{"name": "m", "owner": {{"name": "o"}}, "plugins": [
+                {{"name": "alpha", "description": "Alpha tools", "source": "./plugins/alpha"}},
+                {{"name": "beta", "description": "Beta tools", "source": "./plugins/beta"}},
+                {{"name": "ship", "description": "Shipping", "source": {{"source": "url", "url": "file://{}"}}}}
+            ]}}"#,
+            remote.path().display()
+        ),
+    );
+    for plugin in ["alpha", "beta"] {
+        write_file(
+            &market
+                .path()
+                .join(format!("plugins/{plugin}/skills/lint/SKILL.md")),
+            &skill_md("lint", &format!("{plugin} lint steps")),
+        );
+    }
+    let id = format!("marketplace:{}", market.path().display());
+    // The marketplace alone lists its plugins and their descriptions.
+    let out = hub.knack(&["skills", "install", &id]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("Alpha tools") && text.contains("holds 3 plugins"),
+        "{text}"
+    );
+    hub.ok(&["skills", "install", &id, "--all", "--yes"]);
+    let listed: Vec<String> = hub
+        .listed()
+        .iter()
+        .map(|s| s["qualified_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "plugin:alpha/lint",
+            "plugin:beta/lint",
+            "plugin:ship/deploy"
+        ]
+    );
+    // `<plugin>:<skill>` on view and on the model's tool; the bare name is ambiguous.
+    let v = hub.json(&["skills", "view", "beta:lint", "--json"]);
+    assert_eq!(v["qualified_id"], "plugin:beta/lint");
+    assert!(v["content"].as_str().unwrap().contains("beta lint steps"));
+    let out = hub
+        .knack(&["skills", "view", "lint", "--json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let v = stdout_json(&out);
+    assert_eq!(
+        v["matches"],
+        serde_json::json!(["plugin:alpha/lint", "plugin:beta/lint"])
+    );
+    let v = hub.json(&["tool", "call", "skill_view", r#"{"name": "alpha:lint"}"#]);
+    assert_eq!(v["qualified_id"], "plugin:alpha/lint");
+    // update and uninstall take the plugin name too.
+    let v = hub.json(&["skills", "check", "--json"]);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{v:#}");
+    assert!(results.iter().all(|r| r["status"] == "up_to_date"), "{v:#}");
+    hub.ok(&["skills", "uninstall", "alpha:lint", "--yes"]);
+    let v = hub.json(&["skills", "view", "lint", "--json"]);
+    assert_eq!(v["qualified_id"], "plugin:beta/lint");
+}

@@ -11,7 +11,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::{Purpose, ScriptedReply, check_invariants};
 
-use super::common::{Env, mock, run_cmd, stdout_json, success};
+use super::common::{Env, doctor_without_model, mock, run_cmd, stdout_json, success};
 
 /// `knack skills stats --json`, by qualified id.
 fn stats(env: &Env) -> BTreeMap<String, Value> {
@@ -590,7 +590,7 @@ fn a_damaged_usage_table_leaves_commands_working_and_doctor_says_so() {
         env.knack()
             .args(["tool", "call", "skill_view", r#"{"name": "deploy"}"#]),
     );
-    let doctor = stdout_json(&success(env.knack().args(["doctor", "--json"])));
+    let doctor = stdout_json(&doctor_without_model(&env, &["--json"]));
     assert_eq!(doctor["skill_usage"]["ok"], true);
     {
         let db = rusqlite::Connection::open(env.home_path("state.db")).unwrap();
@@ -606,14 +606,14 @@ fn a_damaged_usage_table_leaves_commands_working_and_doctor_says_so() {
         "skill_manage",
         r#"{"action": "patch", "name": "deploy", "old_string": "Steps for deploy.", "new_string": "Ship it."}"#,
     ]));
-    let doctor = stdout_json(&success(env.knack().args(["doctor", "--json"])));
+    let doctor = stdout_json(&doctor_without_model(&env, &["--json"]));
     assert_eq!(doctor["skill_usage"]["ok"], false);
     assert!(
         doctor["skill_usage"]["error"]
             .as_str()
             .is_some_and(|e| !e.is_empty())
     );
-    let text = success(env.knack().args(["doctor"]));
+    let text = doctor_without_model(&env, &[]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("cannot be read"));
 }
 

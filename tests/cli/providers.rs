@@ -324,9 +324,11 @@ fn model_list_shows_every_provider_and_marks_the_active_one() {
         stdout_json(&out),
         json!([
             {"name": "mock", "wire": "anthropic", "base_url": "http://127.0.0.1:9/v1",
-             "model": "mock-model", "context_window": 200000, "active": true},
+             "model": "mock-model", "context_window": 200000, "reasoning_effort": null,
+             "thinking_budget": null, "active": true},
             {"name": "spare", "wire": "chat", "base_url": "http://127.0.0.1:9/v1",
-             "model": "spare-model", "context_window": null, "active": false},
+             "model": "spare-model", "context_window": null, "reasoning_effort": null,
+             "thinking_budget": null, "active": false},
         ])
     );
     let text = success(env.knack().args(["model", "list"]));
@@ -447,4 +449,121 @@ fn prompt_show_names_the_model_the_session_would_use() {
     let text = stdout_json(&out)["text"].as_str().unwrap().to_owned();
     assert!(text.contains("model-from-dotenv"), "{text}");
     assert!(!text.contains("model-from-config"), "{text}");
+}
+
+/// One provider per wire, all asking for `reasoning_effort: high`; the
+/// Anthropic ones differ in how the budget is given.
+const THINKING_CONFIG: &str = "\
+providers:
+  chat:
+    wire: chat
+    base_url: BASE
+    reasoning_effort: high
+  responses:
+    wire: responses
+    base_url: BASE
+    reasoning_effort: high
+  claude:
+    wire: anthropic
+    base_url: BASE
+    reasoning_effort: high
+  claude-budget:
+    wire: anthropic
+    base_url: BASE
+    reasoning_effort: low
+    thinking_budget: 5000
+    max_output_tokens: 4000
+  plain:
+    wire: anthropic
+    base_url: BASE
+";
+
+#[test]
+fn reasoning_effort_reaches_every_wire_and_model_list() {
+    let env = Env::new();
+    let server = MockModelServer::start_blocking().unwrap();
+    env.write(
+        "config.yaml",
+        &THINKING_CONFIG.replace("BASE", &server.base_url()),
+    );
+    let providers = ["chat", "responses", "claude", "claude-budget", "plain"];
+    for _ in providers {
+        server.enqueue(ScriptedReply::text("fine"));
+    }
+    for provider in providers {
+        success(env.knack().args([
+            "run",
+            "--no-review",
+            "--provider",
+            provider,
+            "--model",
+            "m",
+            "hi",
+        ]));
+    }
+    let sent = server.model_requests();
+    assert_eq!(sent[0].body["reasoning_effort"], "high");
+    assert_eq!(sent[1].body["reasoning"]["effort"], "high");
+    assert_eq!(
+        sent[2].body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 24576})
+    );
+    let max_tokens = sent[2].body["max_tokens"].as_u64().unwrap();
+    assert!(max_tokens > 24_576, "room for the answer: {max_tokens}");
+    // An explicit budget wins over the effort; a cap below it gets the budget on top.
+    assert_eq!(sent[3].body["thinking"]["budget_tokens"], 5000);
+    assert_eq!(sent[3].body["max_tokens"], 9000);
+    // No setting, no thinking.
+    assert!(sent[4].body.get("thinking").is_none(), "{}", sent[4].body);
+
+    let rows = stdout_json(&success(env.knack().args(["model", "list", "--json"])));
+    let row = |name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(row("claude")["reasoning_effort"], "high");
+    assert_eq!(row("claude")["thinking_budget"], 24576);
+    assert_eq!(row("claude-budget")["thinking_budget"], 5000);
+    assert_eq!(row("chat")["reasoning_effort"], "high");
+    assert_eq!(row("chat")["thinking_budget"], Value::Null);
+    let text = success(env.knack().args(["model", "list"]));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("effort high, thinking 24576 tokens"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_effort_the_anthropic_wire_cannot_map_is_a_configuration_error() {
+    let env = Env::new();
+    env.write(
+        "config.yaml",
+        "model:\n  provider: c\n  name: m\nproviders:\n  c:\n    wire: anthropic\n    base_url: http://127.0.0.1:9/v1\n    reasoning_effort: extreme\n",
+    );
+    expect_config_error(
+        &env,
+        &[],
+        &["run", "hi"],
+        &[
+            "providers.c.reasoning_effort",
+            "extreme",
+            "minimal, low, medium, high",
+            "thinking_budget",
+        ],
+    );
+    env.write(
+        "config.yaml",
+        "model:\n  provider: c\n  name: m\nproviders:\n  c:\n    wire: anthropic\n    base_url: http://127.0.0.1:9/v1\n    thinking_budget: 100\n",
+    );
+    expect_config_error(
+        &env,
+        &[],
+        &["run", "hi"],
+        &["providers.c.thinking_budget", "1024"],
+    );
 }

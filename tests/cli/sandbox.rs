@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use test_support::{MockModelServer, ScriptedReply};
 
-use super::common::{Env, success};
+use super::common::{Env, doctor_without_model, success};
 
 /// A folder outside every writable root (the temp folders are writable, so
 /// not beneath /tmp), filled with the files the attacks aim at.
@@ -322,7 +322,7 @@ fn file_tools_resolve_links_before_the_rules() {
 #[test]
 fn doctor_reports_an_active_sandbox_and_a_private_home() {
     let env = Env::new();
-    let out = success(env.knack().args(["doctor", "--json"]));
+    let out = doctor_without_model(&env, &["--json"]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["sandbox"]["mode"], json!("workspace-write"));
     // This machine's kernel has Landlock; a silently disabled sandbox fails here.
@@ -334,7 +334,7 @@ fn doctor_reports_an_active_sandbox_and_a_private_home() {
         "config.yaml",
         "agent:\n  sandbox: full-access\n  approval: never\n",
     );
-    let out = success(env.knack().args(["doctor"]));
+    let out = doctor_without_model(&env, &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("full-access (NOT active)"), "{text}");
     assert!(text.contains("approval  never"), "{text}");

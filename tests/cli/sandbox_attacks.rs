@@ -160,6 +160,8 @@ struct Arena {
     knack_env: Vec<(String, String)>,
     /// KNACK_HOME when a test puts it deeper than the Env's home folder.
     knack_home: Option<PathBuf>,
+    /// The folder knack runs in when not the workspace itself (a subfolder of it).
+    workdir: Option<PathBuf>,
 }
 
 impl Arena {
@@ -171,6 +173,7 @@ impl Arena {
             victim: victim_dir(),
             knack_env: Vec::new(),
             knack_home: None,
+            workdir: None,
         }
     }
 
@@ -228,7 +231,7 @@ impl Arena {
             .env("NO_COLOR", "1")
             .env("KNACK_BASE_URL", server.base_url())
             .env("KNACK_MODEL", "mock-model")
-            .current_dir(self.cwd())
+            .current_dir(self.workdir.as_deref().unwrap_or(self.cwd()))
             .args([
                 "run",
                 "attack",
@@ -658,6 +661,91 @@ fn git_and_skill_roots_in_the_workspace_stay_as_they_were_as_an_unprivileged_uid
     workspace_protected_paths(Who::Unprivileged);
 }
 
+/// A missing `.git` where git would look from the working directory: planted, it would be
+/// the repository the user's next `git` there uses (hooks, `core.fsmonitor`). Neither a
+/// command nor a file tool can create it, and git itself keeps working around the mask.
+fn missing_git(who: Who) {
+    let mut arena = Arena::new(who);
+    // A repository whose subfolder knack works in, and a plain folder beside it.
+    let repo = arena.cwd().join("repo");
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    std::fs::create_dir_all(arena.cwd().join("plain")).unwrap();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let plant = "mkdir -p .git/hooks && printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; \
+                 printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config; \
+                 git init 2>&1 | tail -1; mv .git .git-moved 2>&1; ls -la";
+    for (workdir, top) in [
+        (repo.join("sub"), Some(&repo)),
+        (arena.cwd().join("plain"), None),
+    ] {
+        arena.workdir = Some(workdir.clone());
+        let server = mock();
+        server.enqueue(ScriptedReply::tool_calls([(
+            "c0",
+            "terminal",
+            json!({"command": "git rev-parse --show-toplevel 2>&1; echo rev-parse=$?", "timeout_secs": 30})
+                .to_string(),
+        )]));
+        server.enqueue(ScriptedReply::tool_calls([(
+            "c1",
+            "terminal",
+            json!({"command": plant, "timeout_secs": 30}).to_string(),
+        )]));
+        for (id, path) in [("c2", ".git/config"), ("c3", ".git/hooks/post-checkout")] {
+            server.enqueue(ScriptedReply::tool_calls([(
+                id,
+                "write_file",
+                json!({"path": path, "content": "[core]\n\tfsmonitor = touch /tmp/pwned\n"})
+                    .to_string(),
+            )]));
+        }
+        server.enqueue(ScriptedReply::text("done"));
+        arena.run(&server, &[]);
+        let results = tool_results(&server);
+        let out = outputs(&server);
+        assert_eq!(results.len(), 4, "{results:?}");
+        assert!(!workdir.join(".git").exists(), "a .git was planted: {out}");
+        assert!(!workdir.join(".git-moved").exists(), "{out}");
+        for refused in &results[2..] {
+            assert_eq!(refused["success"], json!(false), "{refused}");
+            let error = refused["error"].as_str().unwrap_or_default();
+            assert!(error.contains("git folder"), "{refused}");
+        }
+        // git passes over the mask: a subfolder still belongs to its repository, and a
+        // plain folder to none (no "invalid gitfile" error either way).
+        let first = results[0]["output"].as_str().unwrap_or_default();
+        match top {
+            Some(top) => assert!(
+                first.contains(&top.display().to_string()) && first.contains("rev-parse=0"),
+                "{first}"
+            ),
+            None => assert!(first.contains("not a git repository"), "{first}"),
+        }
+        // The mask's placeholder went with the command.
+        let left: Vec<_> = std::fs::read_dir(&workdir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn a_missing_git_cannot_be_planted_as_the_caller() {
+    missing_git(Who::Caller);
+}
+
+#[test]
+fn a_missing_git_cannot_be_planted_as_an_unprivileged_uid() {
+    missing_git(Who::Unprivileged);
+}
+
 fn missing_skill_roots(who: Who) {
     let arena = Arena::new(who);
     let server = mock();
@@ -741,8 +829,17 @@ fn nothing_a_command_starts_survives_it_as_an_unprivileged_uid() {
 }
 
 #[test]
-fn a_timed_out_command_takes_everything_it_started_along() {
-    let arena = Arena::new(Who::Caller);
+fn a_timed_out_command_takes_everything_it_started_along_as_the_caller() {
+    timed_out_survivors(Who::Caller);
+}
+
+#[test]
+fn a_timed_out_command_takes_everything_it_started_along_as_an_unprivileged_uid() {
+    timed_out_survivors(Who::Unprivileged);
+}
+
+fn timed_out_survivors(who: Who) {
+    let arena = Arena::new(who);
     let token = unique_sleep(9);
     let server = mock();
     server.enqueue(ScriptedReply::tool_calls([(
@@ -821,6 +918,11 @@ fn the_sandbox_is_active_with_every_layer() {
         assert_eq!(sandbox[layer], json!(true), "{layer}: {report}");
     }
     assert!(sandbox["landlock_abi"].as_i64().unwrap() >= 1, "{report}");
+    // The process limit says where it lives (root's cgroup) or why there is none.
+    if is_root() {
+        let detail = sandbox["pids_limit_detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("cgroup"), "{report}");
+    }
 
     let host_userns = std::fs::read_link("/proc/self/ns/user").unwrap();
     let host_pidns = std::fs::read_link("/proc/self/ns/pid").unwrap();

@@ -344,7 +344,8 @@ fn every_built_in_tool_is_listed_and_callable() {
             "patch",
             "search_files",
             "memory",
-            "session_search"
+            "session_search",
+            "web_fetch"
         ]
     );
     std::fs::write(env.cwd.path().join("notes.txt"), "alpha\nbeta\n").unwrap();

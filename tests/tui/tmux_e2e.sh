@@ -5,7 +5,11 @@
 # through the /resume picker, switch the model with /model, attach a file with
 # @path (completed with tab), answer a skill's masked secret prompt, scroll
 # /help on an 80x24 terminal, quit with ctrl-d, and check that knack exited
-# cleanly and that the model received what it should.
+# cleanly and that the model received what it should. Then: typing ahead into an
+# approval modal never answers it, an edit's card shows its diff, /undo restores;
+# ctrl-d with a draft keeps it, a message sent while an answer streams waits its turn, esc
+# interrupts, the /skills browser puts the skill named as typed first, and
+# quitting prints the session's totals and how to resume it.
 #
 # The model is the scripted mock server from crates/test-support. Needs tmux;
 # without it the script prints "SKIP: ..." and exits 0. Run from anywhere:
@@ -257,9 +261,29 @@ cat > "$work/script-interrupt.json" <<'JSON'
 [
   {"text": "Chapter one: the lighthouse keeper counted every ship that passed in the night.",
    "stall_after_chunks": 2},
-  {"text": "A shorter story, as you asked."}
+  {"text": "A shorter story, as you asked."},
+  {"text": "Part two begins slowly and never quite finishes its sentence.",
+   "stall_after_chunks": 2},
+  {"text": "The queued question gets its own answer."}
 ]
 JSON
+# Skills for the browser: the one named "weather" must come first although
+# another, in an earlier category, mentions the weather in its description.
+mkdir -p "$home/skills/aaa/decision-record" "$home/skills/weather/weather"
+cat > "$home/skills/aaa/decision-record/SKILL.md" <<'SKILL'
+---
+name: decision-record
+description: Use when recording a decision, even one about the weather
+---
+# Decision record
+SKILL
+cat > "$home/skills/weather/weather/SKILL.md" <<'SKILL'
+---
+name: weather
+description: Use when the user asks about today's conditions
+---
+# Weather
+SKILL
 "$target/mock-model-server" "$work/script-interrupt.json" --request-log "$work/requests-interrupt.jsonl" \
     > "$work/url-interrupt" 2>> "$work/server.log" &
 server_pid=$!
@@ -296,6 +320,49 @@ assert answer.endswith("[interrupted by the user]"), answer
 assert "passed in the night" not in answer, "words the model never streamed were stored"
 assert msgs[2]["content"] == "Something shorter, please", msgs[2]["content"]
 PY
+
+# Ctrl-D with a draft does not quit, and the draft stays.
+tmux send-keys -t "$session" -l "a draft worth keeping"
+tmux send-keys -t "$session" C-d
+wait_for "ctrl-d quits from an empty input"
+if screen | grep -qF "knack exited"; then
+    echo "FAIL: ctrl-d quit with a draft in the input"; screen; exit 1
+fi
+wait_for "a draft worth keeping"
+tmux send-keys -t "$session" C-u
+
+# A message sent while the answer streams waits above the input, then runs
+# after it; esc interrupts the stalled answer.
+tmux send-keys -t "$session" -l "Go on with part two"
+tmux send-keys -t "$session" Enter
+wait_for "Part two begins"
+tmux send-keys -t "$session" -l "And a queued question"
+tmux send-keys -t "$session" Enter
+wait_for "queued · And a queued question"
+tmux send-keys -t "$session" Escape
+wait_for "turn interrupted"
+wait_for "The queued question gets its own answer."
+if screen | grep -qF "queued ·"; then
+    echo "FAIL: the queued line stayed after its turn ran"; screen; exit 1
+fi
+python3 - "$work/requests-interrupt.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+chats = [r for r in reqs if r.get("path", "").endswith("/chat/completions")]
+assert len(chats) == 4, f"expected 4 model requests, got {len(chats)}"
+users = [m["content"] for m in chats[3]["body"]["messages"] if m["role"] == "user"]
+assert users[-2:] == ["Go on with part two", "And a queued question"], users
+PY
+
+# The skills browser ranks like the palette: the exact name first.
+tmux send-keys -t "$session" -l "/skills"
+tmux send-keys -t "$session" Enter
+wait_for "skills ("
+tmux send-keys -t "$session" -l "weather"
+wait_for "› weather"
+tmux send-keys -t "$session" Escape
+tmux send-keys -t "$session" Escape
+tmux send-keys -t "$session" Escape
 # On an 80x24 terminal /help is taller than the screen: it scrolls to its
 # last command instead of cutting the list off.
 tmux resize-window -t "$session" -x 80 -y 24
@@ -307,5 +374,69 @@ wait_for "/quit "
 tmux send-keys -t "$session" Escape
 tmux send-keys -t "$session" C-d
 wait_for "knack exited with 0"
+wait_for "resume it with: knack chat --resume"
+echo "ok: tmux ctrl-d keeps a draft, a queued message waits its turn, esc interrupts, the browser ranks by name, the exit summary"
+
+# ----- approvals a person can trust, visible edits, undo -----
+# The model asks for a flagged command while the user is typing the next message
+# at 8 keys a second: nothing answers the modal, every letter lands in the draft.
+# After a pause, `n` denies (the safe choice). The next call rewrites notes.txt:
+# its card shows the diff. /undo puts the file back.
+tmux kill-session -t "$session" 2>/dev/null || true
+kill "$server_pid" 2>/dev/null || true
+server_pid=""
+printf 'alpha line\nbeta line\n' > "$work/cwd/notes.txt"
+cat > "$work/script-approvals.json" <<'JSON'
+[
+  {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": "{\"command\": \"echo mkfs-demo\"}"}]},
+  {"tool_calls": [{"id": "t2", "name": "write_file", "arguments": "{\"path\": \"notes.txt\", \"content\": \"alpha line\\nchanged line\\n\"}"}]},
+  {"text": "Notes rewritten."}
+]
+JSON
+"$target/mock-model-server" "$work/script-approvals.json" --request-log "$work/requests-approvals.jsonl" \
+    > "$work/url-approvals" 2>> "$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 50); do
+    [ -s "$work/url-approvals" ] && break
+    sleep 0.1
+done
+base_url="$(head -n 1 "$work/url-approvals")"
+[ -n "$base_url" ] || { echo "FAIL: the third mock server printed no URL"; cat "$work/server.log"; exit 1; }
+tmux new-session -d -s "$session" -x 110 -y 40 -c "$work/cwd" \
+    "env -u NO_COLOR KNACK_HOME='$home' KNACK_BUNDLED_SKILLS='$work/cwd' KNACK_BASE_URL='$base_url' \
+     KNACK_MODEL=mock-model KNACK_API_KEY=test-key '$target/knack' chat; echo \"knack exited with \$?\"; sleep 30"
+wait_for "mock-model"
+tmux send-keys -t "$session" -l "tidy the notes"
+tmux send-keys -t "$session" Enter
+wait_for "approval needed"
+typed="yes always and again"
+for (( i = 0; i < ${#typed}; i++ )); do
+    tmux send-keys -t "$session" -l "${typed:i:1}"
+    sleep 0.125
+done
+wait_for "$typed"
+wait_for "approval needed"
+sleep 1
+tmux send-keys -t "$session" -l "n"
+wait_for "Notes rewritten." 20
+wait_for "+changed line"
+wait_for "-beta line"
+[ "$(cat "$work/cwd/notes.txt")" = "$(printf 'alpha line\nchanged line')" ] || { echo "FAIL: notes.txt was not rewritten"; exit 1; }
+python3 - "$work/requests-approvals.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+chats = [r for r in reqs if r.get("path", "").endswith("/chat/completions")]
+tool = [m for m in chats[1]["body"]["messages"] if m["role"] == "tool"]
+assert tool and "did not approve" in tool[-1]["content"], tool
+PY
+tmux send-keys -t "$session" C-u
+tmux send-keys -t "$session" -l "/undo"
+tmux send-keys -t "$session" Enter
+wait_for "undid the turn"
+[ "$(cat "$work/cwd/notes.txt")" = "$(printf 'alpha line\nbeta line')" ] || { echo "FAIL: /undo did not restore notes.txt"; cat "$work/cwd/notes.txt"; exit 1; }
+tmux send-keys -t "$session" C-d
+wait_for "knack exited with 0"
+echo "ok: tmux approvals (typeahead at 8 keys/s never answers, n denies), edit diff on the card, /undo"
+
 echo "ok: tmux ctrl-c mid-stream then a new message (roles alternate, stored model follows /model), /help scrolls at 80x24"
 echo "ok: tmux end-to-end (question, /skill, interrupt, /resume, /new, picker, /model, @file, secret prompt, quit)"

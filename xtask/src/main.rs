@@ -14,7 +14,7 @@ const USAGE: &str = "\
 usage:
   cargo xtask gen-tree --skills N [--seed S] [--external DIR] OUT
       write a deterministic synthetic skills tree into OUT (new or empty)
-  cargo xtask bench [discovery|guard|sync|manage|prompt|agent|tui|all] [--runs R] [--warmup W] [--seed S] [--keep] [--no-docs]
+  cargo xtask bench [discovery|guard|sync|manage|prompt|agent|tui|diff|checkpoint|all] [--runs R] [--warmup W] [--seed S] [--keep] [--no-docs]
       time knack (whole processes and in-process measurements) and record the results
       in docs/performance.md";
 

@@ -1,6 +1,6 @@
 //! What a `write_file` through the boundary costs: the gate (path resolution, skill-folder
 //! and protected-folder rules) and the fd-relative replacement (openat2 beneath the workspace,
-//! temporary file, fsync, rename). `cargo xtask bench file-write` runs it.
+//! temporary file, rename; no fsync, see tools/beneath.rs). `cargo xtask bench file-write` runs it.
 //!
 //! Prints `BENCH name=<median> ms min=… max=… n=…` lines: `write_file` (a 4 KB file in a
 //! folder that exists; target ≤ 2 ms), `write_file_new_folders` (two missing folders made

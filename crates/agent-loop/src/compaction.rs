@@ -59,6 +59,22 @@ pub struct ContextBudget {
 }
 
 impl ContextBudget {
+    /// The one rule for a window's budget: an eighth of it (at most 8,192
+    /// tokens) kept for the answer, and `compact_at` where it is a share in
+    /// (0, 1], else 0.8. The session compacts by it and the client's default
+    /// output limit leaves the room above its threshold.
+    pub fn for_window(window: usize, compact_at: f64) -> Self {
+        Self {
+            window,
+            reserve_output: (window / 8).min(8_192),
+            compact_at: if compact_at > 0.0 && compact_at <= 1.0 {
+                compact_at
+            } else {
+                0.8
+            },
+        }
+    }
+
     /// The largest request that stays under the compaction threshold.
     pub fn threshold(&self) -> usize {
         let usable = self.window.saturating_sub(self.reserve_output);

@@ -325,6 +325,23 @@ fn render_skill_block(
     out
 }
 
+/// The skills `line` invokes and `preloads` name, in that order. A line or
+/// name that resolves to nothing adds nothing: the caller has refused it
+/// already, or it is plain text.
+pub fn invoked_skills<'a>(set: &'a SkillSet, line: &str, preloads: &[String]) -> Vec<&'a Skill> {
+    let mut skills: Vec<&Skill> = preloads
+        .iter()
+        .filter_map(|name| match set.resolve(name) {
+            Resolution::Found(skill) => Some(skill),
+            _ => None,
+        })
+        .collect();
+    if let Ok(Some(invocation)) = parse_invocation(line, set) {
+        skills.extend(invocation.skills);
+    }
+    skills
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,6 +371,34 @@ mod tests {
         let (_d, set) = set_with(&[("a/deploy", "deploy")]);
         assert_eq!(parse_invocation("deploy now", &set), Ok(None));
         assert_eq!(parse_invocation("/unknown thing", &set), Ok(None));
+    }
+
+    #[test]
+    fn a_plugin_skill_is_invoked_as_plugin_colon_skill() {
+        let dir = tempfile::tempdir().unwrap();
+        for plugin in ["alpha", "beta"] {
+            let path = dir.path().join(plugin).join("lint");
+            std::fs::create_dir_all(&path).unwrap();
+            std::fs::write(
+                path.join("SKILL.md"),
+                format!("---\nname: lint\ndescription: Use when {plugin} lints\n---\nLint.\n"),
+            )
+            .unwrap();
+        }
+        let set = skill_core::discover(&DiscoveryOptions::with_roots(vec![SkillRoot {
+            path: dir.path().to_path_buf(),
+            scope: Scope::Plugin(skill_core::PLUGIN_NAMESPACE.to_owned()),
+        }]))
+        .0;
+        let inv = parse_invocation("/beta:lint the diff", &set)
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.skills[0].qualified_id(), "plugin:beta/lint");
+        assert_eq!(inv.text, "the diff");
+        assert!(matches!(
+            parse_invocation("/lint the diff", &set),
+            Err(InvocationError::Ambiguous { .. })
+        ));
     }
 
     #[test]

@@ -3,12 +3,15 @@
 //! `model-client`, re-exported as [`model`] so frontends name one crate.
 
 mod agent_error;
+pub mod checkpoint;
 pub mod compaction;
+pub mod edit_diff;
 pub mod invocation;
 pub mod mentions;
 pub mod secrets;
 pub mod session;
 pub mod session_store;
+pub mod setup;
 pub mod skill_usage;
 pub mod tool_preview;
 pub mod tools;
@@ -25,7 +28,7 @@ pub use session_store::{
     UsageTotals,
 };
 pub use tools::{
-    ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges, CatalogDelta, Tool,
-    ToolContext, ToolError, ToolFuture, ToolOutcome, ToolRegistry, ToolRegistryBuilder, ToolReply,
-    Toolset,
+    ApprovalAnswer, ApprovalAsk, ApprovalDecision, Approver, AutoApprove, AutoDeny, CatalogChanges,
+    CatalogDelta, Tool, ToolContext, ToolError, ToolFuture, ToolOutcome, ToolRegistry,
+    ToolRegistryBuilder, ToolReply, Toolset,
 };

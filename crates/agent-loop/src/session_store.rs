@@ -5,6 +5,7 @@
 //! `knack sessions` can use the file at once. The schema moves forward through
 //! numbered migrations recorded in `PRAGMA user_version`.
 
+use std::collections::BTreeMap;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
@@ -153,6 +154,31 @@ pub struct UsageTotals {
     pub priced_requests: u64,
 }
 
+/// The sums a usage total is read from, in the order [`usage_totals_at`] reads them.
+const USAGE_SUMS: &str =
+    "COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),
+    COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
+    COALESCE(SUM(reasoning_tokens), 0), SUM(cost_usd), COUNT(cost_usd)";
+
+/// A usage total from the [`USAGE_SUMS`] columns of `r`, starting at column `at`.
+fn usage_totals_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<UsageTotals> {
+    let n = |i: usize| {
+        r.get::<_, i64>(at + i)
+            .map(|v| u64::try_from(v).unwrap_or(0))
+    };
+    let (prompt, read, write) = (n(1)?, n(2)?, n(3)?);
+    Ok(UsageTotals {
+        requests: n(0)?,
+        fresh_input_tokens: prompt.saturating_sub(read).saturating_sub(write),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+        output_tokens: n(4)?,
+        reasoning_tokens: n(5)?,
+        cost_usd: r.get::<_, Option<f64>>(at + 6)?,
+        priced_requests: n(7)?,
+    })
+}
+
 /// One compaction of a session's history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompactionRecord {
@@ -220,6 +246,18 @@ pub struct StoredSession {
     pub compactions: Vec<CompactionRecord>,
     /// Tokens and cost of every request the session made.
     pub usage: UsageTotals,
+    /// The same, split by what each request was for: `turn`, `review`,
+    /// `compaction` (only purposes that made a request appear).
+    pub usage_by_purpose: BTreeMap<&'static str, UsageTotals>,
+}
+
+/// The name a request purpose has in `sessions show`.
+pub fn purpose_label(purpose: RequestPurpose) -> &'static str {
+    match purpose {
+        RequestPurpose::Turn => "turn",
+        RequestPurpose::Review => "review",
+        RequestPurpose::Compact => "compaction",
+    }
 }
 
 impl StoredSession {
@@ -530,11 +568,13 @@ impl SessionStore {
         drop(stmt);
         let compactions = Self::load_compactions(&conn, session_id)?;
         let usage = Self::usage_totals_in(&conn, session_id)?;
+        let usage_by_purpose = Self::usage_by_purpose_in(&conn, session_id)?;
         Ok(StoredSession {
             meta,
             messages,
             compactions,
             usage,
+            usage_by_purpose,
         })
     }
 
@@ -593,27 +633,44 @@ impl SessionStore {
         purpose: Option<RequestPurpose>,
     ) -> Result<UsageTotals> {
         let totals = conn.query_row(
-            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),
-                    COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
-                    COALESCE(SUM(reasoning_tokens), 0), SUM(cost_usd), COUNT(cost_usd)
-             FROM request_usage WHERE session_id = ?1 AND (?2 IS NULL OR purpose = ?2)",
+            &format!(
+                "SELECT {USAGE_SUMS} FROM request_usage WHERE session_id = ?1 AND (?2 IS NULL OR purpose = ?2)"
+            ),
             params![session_id, purpose.map(RequestPurpose::as_str)],
-            |r| {
-                let n = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
-                let (prompt, read, write) = (n(1)?, n(2)?, n(3)?);
-                Ok(UsageTotals {
-                    requests: n(0)?,
-                    fresh_input_tokens: prompt.saturating_sub(read).saturating_sub(write),
-                    cache_read_tokens: read,
-                    cache_write_tokens: write,
-                    output_tokens: n(4)?,
-                    reasoning_tokens: n(5)?,
-                    cost_usd: r.get::<_, Option<f64>>(6)?,
-                    priced_requests: n(7)?,
-                })
-            },
+            |r| usage_totals_at(r, 0),
         )?;
         Ok(totals)
+    }
+
+    /// The session's usage summed per request purpose.
+    pub fn usage_by_purpose(
+        &self,
+        session_id: &str,
+    ) -> Result<BTreeMap<&'static str, UsageTotals>> {
+        let conn = lock(&self.conn);
+        Self::usage_by_purpose_in(&conn, session_id)
+    }
+
+    fn usage_by_purpose_in(
+        conn: &Connection,
+        session_id: &str,
+    ) -> Result<BTreeMap<&'static str, UsageTotals>> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT purpose, {USAGE_SUMS} FROM request_usage WHERE session_id = ?1 GROUP BY purpose"
+        ))?;
+        let rows = stmt.query_map([session_id], |r| {
+            Ok((r.get::<_, String>(0)?, usage_totals_at(r, 1)?))
+        })?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (purpose, totals) = row?;
+            // Rows are written from `RequestPurpose::as_str`; one this
+            // version does not know is skipped rather than mislabelled.
+            if let Some(purpose) = RequestPurpose::parse(&purpose) {
+                out.insert(purpose_label(purpose), totals);
+            }
+        }
+        Ok(out)
     }
 
     /// Records a compaction; a resume starts from it.
@@ -678,6 +735,25 @@ impl SessionStore {
             });
         }
         Ok(out)
+    }
+
+    /// The session `--continue` picks: the one whose latest message is the
+    /// newest, among the conversations started in `cwd` (anywhere when `None`).
+    /// Sessions without messages and review sessions are never picked.
+    pub fn latest_session(&self, cwd: Option<&str>) -> Result<Option<String>> {
+        let conn = lock(&self.conn);
+        // Message ids grow with every insert, so the largest one is the most
+        // recent activity, with no ties even within one second.
+        let found = conn
+            .query_row(
+                "SELECT s.id FROM sessions s JOIN messages m ON m.session_id = s.id
+                 WHERE (?1 IS NULL OR s.cwd = ?1) AND s.platform <> 'review'
+                 GROUP BY s.id ORDER BY MAX(m.id) DESC LIMIT 1",
+                [cwd],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?;
+        Ok(found)
     }
 
     /// Every session, newest first. `started_at` has whole seconds, so
@@ -873,6 +949,50 @@ mod tests {
             Some(r#""say" """hi""""#)
         );
         assert_eq!(fts_query("   "), None);
+    }
+
+    #[test]
+    fn the_latest_session_is_the_last_active_one_in_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::open_path(&dir.path().join("state.db")).unwrap();
+        let new = |cwd: &str, platform: &str| {
+            store
+                .create_session(&NewSession {
+                    id: None,
+                    model: "m".into(),
+                    system_prompt: "s".into(),
+                    tools_json: None,
+                    platform: platform.into(),
+                    cwd: cwd.into(),
+                })
+                .unwrap()
+        };
+        assert_eq!(store.latest_session(None).unwrap(), None);
+        let older = new("/p/a", "cli");
+        let newer = new("/p/a", "tui");
+        let elsewhere = new("/p/b", "cli");
+        let _empty = new("/p/a", "cli");
+        let review = new("/p/a", "review");
+        store
+            .append_message(&newer, &ChatMessage::user("1"))
+            .unwrap();
+        store
+            .append_message(&older, &ChatMessage::user("2"))
+            .unwrap();
+        // Started first, but the last one used in /p/a.
+        assert_eq!(
+            store.latest_session(Some("/p/a")).unwrap(),
+            Some(older.clone())
+        );
+        store
+            .append_message(&elsewhere, &ChatMessage::user("3"))
+            .unwrap();
+        store
+            .append_message(&review, &ChatMessage::user("4"))
+            .unwrap();
+        assert_eq!(store.latest_session(Some("/p/a")).unwrap(), Some(older));
+        assert_eq!(store.latest_session(None).unwrap(), Some(elsewhere));
+        assert_eq!(store.latest_session(Some("/p/c")).unwrap(), None);
     }
 
     #[test]

@@ -85,11 +85,35 @@ pub enum Event {
     AssistantMessage {
         text: String,
     },
-    /// A command needs the user's consent before the terminal tool runs it.
+    /// A tool call needs the user's consent before it runs.
     ApprovalRequest {
         call_id: String,
+        /// What will run, as the user should see it (a command, `write PATH`, `fetch URL`).
         command: String,
         reason: String,
+        /// The permission rule an "always" answer saves: exactly this action.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exact_rule: Option<String>,
+        /// A wider rule to offer for editing ("commands starting with …"); absent where
+        /// only the exact rule may be saved (a run outside the sandbox, a compound command).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix_rule: Option<String>,
+        /// A unified diff of what an edit will change.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
+    },
+    /// What a file tool changed, as a unified diff (a new file: all added lines).
+    /// Shown on the tool's card; never sent to the model.
+    FileDiff {
+        call_id: String,
+        path: String,
+        diff: String,
+    },
+    /// A tool call ran without asking because a permission rule (from
+    /// `permissions.allow` or an earlier "always" answer) allows it.
+    AutoApproved {
+        call_id: String,
+        rule: String,
     },
     ReviewStarted,
     SkillWritten {
@@ -97,6 +121,21 @@ pub enum Event {
         action: String,
         name: String,
         actor: SkillActor,
+    },
+    /// What the self-improvement review used, summed over its requests;
+    /// sent just before `review_finished`.
+    ReviewUsage {
+        requests: u32,
+        /// Every prompt token of the review's requests, cached ones included.
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        cached_tokens: u64,
+        /// What the review cost in USD; only when prices are configured.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        /// Why the review stopped early (a cap, an interrupt), if it did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped: Option<String>,
     },
     ReviewFinished {
         summary: String,
@@ -187,19 +226,74 @@ pub enum Op {
     Approval {
         call_id: String,
         decision: ApprovalDecision,
+        /// With `approve_always`: the rule to save (the request's `exact_rule`, or its
+        /// `prefix_rule` as the user edited it). A rule that does not cover what was
+        /// asked is replaced by the exact one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
+        /// With `deny`: what the user wants the model to know.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// Run the self-improvement review now, whatever the tool-call count.
     RunReview,
     /// Summarise the older history now (`/compact`), whatever its size.
     Compact,
+    /// Switch the approval mode (Shift-Tab in the TUI); the next tool call obeys it.
+    SetMode {
+        mode: ApprovalMode,
+    },
     Shutdown,
+}
+
+/// How file edits are approved (`--mode`, Shift-Tab in the TUI).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Ask before every file edit.
+    AskEdits,
+    /// Edits inside the workspace run without asking (the default).
+    #[default]
+    AutoEdits,
+    /// Read-only: no file edits, no commands that change anything; the model is told
+    /// to plan instead.
+    Plan,
+}
+
+impl ApprovalMode {
+    pub const ALL: [Self; 3] = [Self::AskEdits, Self::AutoEdits, Self::Plan];
+
+    /// The name `--mode` and the status line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AskEdits => "ask-edits",
+            Self::AutoEdits => "auto-edits",
+            Self::Plan => "plan",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.name() == name.trim())
+    }
+
+    /// The mode Shift-Tab switches to.
+    pub fn next(self) -> Self {
+        match self {
+            Self::AutoEdits => Self::AskEdits,
+            Self::AskEdits => Self::Plan,
+            Self::Plan => Self::AutoEdits,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalDecision {
     ApproveOnce,
-    /// Approve this command and do not ask again for it this session.
+    /// Approve it and save a permission rule so it is not asked again (the
+    /// `rule` of `Op::Approval`, else exactly what was asked).
     ApproveAlways,
     Deny,
 }
@@ -306,9 +400,42 @@ mod tests {
                     call_id: "c2".into(),
                     command: "rm -rf build".into(),
                     reason: "deletes files".into(),
+                    exact_rule: None,
+                    prefix_rule: None,
+                    diff: None,
                 },
                 json!({"type": "approval_request", "call_id": "c2", "command": "rm -rf build",
                        "reason": "deletes files"}),
+            ),
+            (
+                Event::ApprovalRequest {
+                    call_id: "c3".into(),
+                    command: "cargo test -q".into(),
+                    reason: "not read-only".into(),
+                    exact_rule: Some("terminal(cargo test -q)".into()),
+                    prefix_rule: Some("terminal(cargo test -q:*)".into()),
+                    diff: None,
+                },
+                json!({"type": "approval_request", "call_id": "c3", "command": "cargo test -q",
+                       "reason": "not read-only", "exact_rule": "terminal(cargo test -q)",
+                       "prefix_rule": "terminal(cargo test -q:*)"}),
+            ),
+            (
+                Event::FileDiff {
+                    call_id: "c5".into(),
+                    path: "/w/a.txt".into(),
+                    diff: "--- a/w/a.txt\n+++ b/w/a.txt\n".into(),
+                },
+                json!({"type": "file_diff", "call_id": "c5", "path": "/w/a.txt",
+                       "diff": "--- a/w/a.txt\n+++ b/w/a.txt\n"}),
+            ),
+            (
+                Event::AutoApproved {
+                    call_id: "c4".into(),
+                    rule: "terminal(cargo test:*)".into(),
+                },
+                json!({"type": "auto_approved", "call_id": "c4",
+                       "rule": "terminal(cargo test:*)"}),
             ),
             (Event::ReviewStarted, json!({"type": "review_started"})),
             (
@@ -319,6 +446,19 @@ mod tests {
                 },
                 json!({"type": "skill_written", "action": "create", "name": "k8s",
                        "actor": "review"}),
+            ),
+            (
+                Event::ReviewUsage {
+                    requests: 3,
+                    prompt_tokens: 9000,
+                    completion_tokens: 300,
+                    cached_tokens: 8000,
+                    cost_usd: Some(0.01),
+                    stopped: Some("input-token cap".into()),
+                },
+                json!({"type": "review_usage", "requests": 3, "prompt_tokens": 9000,
+                       "completion_tokens": 300, "cached_tokens": 8000, "cost_usd": 0.01,
+                       "stopped": "input-token cap"}),
             ),
             (
                 Event::ReviewFinished {
@@ -426,13 +566,18 @@ mod tests {
                 Op::Approval {
                     call_id: "c1".into(),
                     decision: ApprovalDecision::ApproveAlways,
+                    rule: Some("terminal(ls)".into()),
+                    message: None,
                 },
-                json!({"type": "approval", "call_id": "c1", "decision": "approve_always"}),
+                json!({"type": "approval", "call_id": "c1", "decision": "approve_always",
+                       "rule": "terminal(ls)"}),
             ),
             (
                 Op::Approval {
                     call_id: "c2".into(),
                     decision: ApprovalDecision::ApproveOnce,
+                    rule: None,
+                    message: None,
                 },
                 json!({"type": "approval", "call_id": "c2", "decision": "approve_once"}),
             ),
@@ -440,10 +585,25 @@ mod tests {
                 Op::Approval {
                     call_id: "c3".into(),
                     decision: ApprovalDecision::Deny,
+                    rule: None,
+                    message: Some("use the staging host".into()),
                 },
-                json!({"type": "approval", "call_id": "c3", "decision": "deny"}),
+                json!({"type": "approval", "call_id": "c3", "decision": "deny",
+                       "message": "use the staging host"}),
             ),
             (Op::RunReview, json!({"type": "run_review"})),
+            (
+                Op::SetMode {
+                    mode: ApprovalMode::Plan,
+                },
+                json!({"type": "set_mode", "mode": "plan"}),
+            ),
+            (
+                Op::SetMode {
+                    mode: ApprovalMode::AskEdits,
+                },
+                json!({"type": "set_mode", "mode": "ask-edits"}),
+            ),
             (Op::Shutdown, json!({"type": "shutdown"})),
         ];
         for (op, expected) in cases {

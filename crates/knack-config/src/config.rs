@@ -25,6 +25,8 @@ pub struct Config {
     pub context: ContextConfig,
     /// Limits that apply to every tool's result.
     pub tools: ToolsConfig,
+    /// Rules that approve or refuse tool calls before anyone is asked (docs/approvals.md).
+    pub permissions: crate::permissions::PermissionsConfig,
 }
 
 /// `context`: when a session compacts its history.
@@ -181,9 +183,15 @@ pub struct ProviderConfig {
     /// routers such as OpenRouter that pass them on to Claude models.
     pub cache_control: bool,
     pub prices: Option<Prices>,
-    /// Responses only: `low`, `medium` or `high` for reasoning models; it
-    /// also asks for the encrypted reasoning replayed on the next request.
+    /// How hard a reasoning model thinks (`minimal`, `low`, `medium`, `high`),
+    /// honoured on every wire: Chat sends `reasoning_effort`, Responses
+    /// `reasoning.effort` (and asks for the encrypted reasoning replayed on
+    /// the next request), Anthropic extended thinking with a budget mapped
+    /// from the level unless `thinking_budget` names one.
     pub reasoning_effort: Option<String>,
+    /// Anthropic only: the extended-thinking budget in tokens (at least 1024);
+    /// it turns thinking on by itself and wins over `reasoning_effort`'s budget.
+    pub thinking_budget: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,7 +217,7 @@ pub struct AgentConfig {
     pub sandbox_max_processes: u32,
     /// When a tool call waits for the user's approval.
     pub approval: ApprovalPolicy,
-    /// Longest the headless runner waits for the self-improvement review.
+    /// Longest the self-improvement review after an answer may run (every frontend).
     pub review_timeout_secs: u64,
     /// Secret-looking environment variables (`*_API_KEY`, `*_TOKEN`,
     /// `*_SECRET`, `*_PASSWORD`, ...; see `knack_config::is_secret_name`) that
@@ -222,9 +230,16 @@ pub struct AgentConfig {
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
-            toolsets: ["skills", "terminal", "file", "memory", "session_search"]
-                .map(String::from)
-                .to_vec(),
+            toolsets: [
+                "skills",
+                "terminal",
+                "file",
+                "memory",
+                "session_search",
+                "web",
+            ]
+            .map(String::from)
+            .to_vec(),
             max_iterations: 50,
             system_message: None,
             yolo: false,
@@ -371,6 +386,25 @@ pub struct SkillsConfig {
     pub plugins: BTreeMap<String, String>,
     /// Stop seeding the bundled skills.
     pub bundled_opt_out: bool,
+    /// Where the agent's and the review's skill writes go.
+    pub agent_writes: AgentWrites,
+    /// Most input tokens one self-improvement review may send, summed over
+    /// its requests; the review stops cleanly when the next would pass it.
+    pub review_max_input_tokens: u64,
+    /// Most model requests one self-improvement review may make.
+    pub review_max_iterations: u32,
+}
+
+/// `skills.agent_writes`: whether skills the agent writes join the library
+/// at once or wait in the inbox for the user.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentWrites {
+    /// Straight into the library and the next session's index.
+    #[default]
+    Direct,
+    /// Into `skills/.inbox/`, out of the index until accepted.
+    Inbox,
 }
 
 impl Default for SkillsConfig {
@@ -393,6 +427,9 @@ impl Default for SkillsConfig {
             scan_max_dirs: 5000,
             plugins: BTreeMap::new(),
             bundled_opt_out: false,
+            agent_writes: AgentWrites::Direct,
+            review_max_input_tokens: 200_000,
+            review_max_iterations: 16,
         }
     }
 }
@@ -480,6 +517,13 @@ impl Config {
                 message,
             }
         })?;
+        let problems = config.permissions.problems();
+        if !problems.is_empty() {
+            return Err(Error::InvalidConfig {
+                path: path.to_path_buf(),
+                message: problems.join("; "),
+            });
+        }
         Ok(config)
     }
 }

@@ -36,9 +36,7 @@ pub struct SetOutcome {
 pub fn set_dotted(path: &Path, key: &str, raw_value: &str) -> Result<SetOutcome> {
     let defaults =
         serde_json::to_value(Config::default()).map_err(|e| invalid(key, e.to_string()))?;
-    if lookup(&defaults, key).is_none() {
-        return Err(unknown(key, &defaults));
-    }
+    check_key(&defaults, key)?;
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -52,6 +50,7 @@ pub fn set_dotted(path: &Path, key: &str, raw_value: &str) -> Result<SetOutcome>
     insert(&mut tree, key, value);
     let config: Config =
         serde_json::from_value(tree.clone()).map_err(|e| invalid(key, e.to_string()))?;
+    check_provider_exists(key, &config)?;
 
     let parts: Vec<&str> = key.split('.').collect();
     let edited = crate::yaml_edit::set_in_text(&text, &parts, &rendered)
@@ -75,6 +74,75 @@ pub fn set_dotted(path: &Path, key: &str, raw_value: &str) -> Result<SetOutcome>
     };
     write_atomic(path, &yaml)?;
     Ok(SetOutcome { config, rewritten })
+}
+
+/// Sections whose keys are names the user picks (`providers.<name>`), with
+/// the defaults of one entry: their keys are not in the defaults' tree.
+fn named_entry_defaults(section: &str) -> Option<Value> {
+    match section {
+        "providers" => serde_json::to_value(crate::ProviderConfig::default()).ok(),
+        _ => None,
+    }
+}
+
+/// Refuses a key no setting has, with the keys that exist at that level.
+/// Under a named section any name is fine; the field after it must exist
+/// (deeper parts, like `prices.input`, are checked by the typed config).
+fn check_key(defaults: &Value, key: &str) -> Result<()> {
+    if lookup(defaults, key).is_some() {
+        return Ok(());
+    }
+    let parts: Vec<&str> = key.split('.').collect();
+    let Some(entry) = parts
+        .first()
+        .and_then(|section| named_entry_defaults(section))
+    else {
+        return Err(unknown(key, defaults));
+    };
+    match parts.as_slice() {
+        [_, name, ..] if name.trim().is_empty() => Err(invalid(key, "the name is empty".into())),
+        [_, _] => Ok(()),
+        [section, _, field, ..] => match entry.as_object() {
+            Some(fields) if fields.contains_key(*field) => Ok(()),
+            fields => Err(Error::UnknownKey {
+                key: key.to_owned(),
+                hint: format!(
+                    "keys under '{section}.<name>' are: {}",
+                    fields
+                        .map(|f| f.keys().cloned().collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default()
+                ),
+            }),
+        },
+        _ => Err(unknown(key, defaults)),
+    }
+}
+
+/// `model.provider` must name a profile that exists, or every session would
+/// fail later with a less obvious error.
+fn check_provider_exists(key: &str, config: &Config) -> Result<()> {
+    if key != "model.provider" && key != "model" {
+        return Ok(());
+    }
+    let Some(name) = config.model.provider.as_deref() else {
+        return Ok(());
+    };
+    if config.providers.contains_key(name) {
+        return Ok(());
+    }
+    let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
+    let configured = if known.is_empty() {
+        "no provider is configured".to_owned()
+    } else {
+        format!("configured: {}", known.join(", "))
+    };
+    Err(invalid(
+        key,
+        format!(
+            "there is no provider '{name}' ({configured}) — add it first, e.g. \
+`knack config set providers.{name}.wire chat` and `knack config set providers.{name}.base_url URL`"
+        ),
+    ))
 }
 
 /// The file's data as a generic tree; an empty file is an empty mapping.
@@ -205,6 +273,64 @@ mod tests {
             Err(Error::InvalidValue { .. })
         ));
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn provider_profiles_are_set_field_by_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, "# mine\nmodel:\n  name: m\n").unwrap();
+        set_dotted(&path, "providers.claude.wire", "anthropic").unwrap();
+        set_dotted(&path, "providers.claude.api_key_env", "ANTHROPIC_API_KEY").unwrap();
+        set_dotted(&path, "providers.claude.prices.input", "3").unwrap();
+        let cfg = set_dotted(&path, "model.provider", "claude")
+            .unwrap()
+            .config;
+        let profile = &cfg.providers["claude"];
+        assert_eq!(profile.wire, crate::Wire::Anthropic);
+        assert_eq!(profile.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+        assert_eq!(profile.prices.map(|p| p.input), Some(3.0));
+        assert_eq!(cfg.model.provider.as_deref(), Some("claude"));
+        assert_eq!(Config::load_file(&path).unwrap(), cfg);
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .starts_with("# mine\n")
+        );
+        assert_eq!(
+            get_dotted(&cfg, "providers.claude.wire").unwrap(),
+            serde_json::json!("anthropic")
+        );
+    }
+
+    #[test]
+    fn bad_provider_keys_and_unknown_providers_are_refused_without_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(
+            &path,
+            "providers:\n  local:\n    base_url: http://127.0.0.1:1/v1\n",
+        )
+        .unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+        let err = set_dotted(&path, "providers.claude.wrie", "anthropic").unwrap_err();
+        assert!(
+            matches!(&err, Error::UnknownKey { hint, .. } if hint.contains("wire") && hint.contains("api_key_env")),
+            "{err}"
+        );
+        let err = set_dotted(&path, "providers.claude.wire", "anthropik").unwrap_err();
+        assert!(matches!(err, Error::InvalidValue { .. }), "{err}");
+        let err = set_dotted(&path, "model.provider", "nosuch")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'nosuch'") && err.contains("configured: local"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        // An existing one is accepted.
+        let cfg = set_dotted(&path, "model.provider", "local").unwrap().config;
+        assert_eq!(cfg.model.provider.as_deref(), Some("local"));
     }
 }
 

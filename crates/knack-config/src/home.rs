@@ -59,6 +59,10 @@ impl KnackHome {
     pub fn evals_dir(&self) -> PathBuf {
         self.root.join("evals")
     }
+    /// What each turn changed, for `/undo` and `knack undo` (one folder per session and turn).
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.root.join("checkpoints")
+    }
     /// Where the whole output of a long command is saved (0700, files 0600):
     /// inside the home, which commands cannot write.
     pub fn tool_output_dir(&self) -> PathBuf {

@@ -12,6 +12,7 @@ mod dotted;
 mod env_file;
 mod home;
 pub mod mcp;
+pub mod permissions;
 pub mod private;
 pub mod regular_file;
 pub mod secret_env;
@@ -19,14 +20,15 @@ pub mod state_file;
 mod yaml_edit;
 
 pub use config::{
-    AgentConfig, ApprovalPolicy, CacheTtl, Config, ContextConfig, HubConfig, MemoryConfig,
-    ModelConfig, Prices, ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig, ToolsConfig,
-    Wire,
+    AgentConfig, AgentWrites, ApprovalPolicy, CacheTtl, Config, ContextConfig, HubConfig,
+    MemoryConfig, ModelConfig, Prices, ProviderConfig, SandboxMode, SkillsConfig, TerminalConfig,
+    ToolsConfig, Wire,
 };
 pub use dotted::{SetOutcome, get_dotted, set_dotted};
 pub use env_file::{EnvFile, SaveEnvError, is_env_name, parse_env_file, save_env_value};
 pub use home::KnackHome;
 pub use mcp::{McpApproval, McpServerConfig, McpToolFilter, McpTransportKind};
+pub use permissions::{Action, PermissionRule, PermissionsConfig};
 pub use secret_env::is_secret_name;
 
 use std::path::{Path, PathBuf};

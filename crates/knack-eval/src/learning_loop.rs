@@ -329,7 +329,7 @@ pub fn run_loop(
         "notice": header.notice,
         "header": header,
         "arms": arms,
-        "families": families.iter().map(|f| json!({"name": f.name, "description": f.description, "control": f.control, "instances": f.instances.iter().map(|i| i.name.clone()).collect::<Vec<_>>(), "curated_skill": f.curated_skill})).collect::<Vec<_>>(),
+        "families": families.iter().map(|f| json!({"name": f.name, "description": f.description, "control": f.control, "instances": f.instances.iter().map(|i| i.name.clone()).collect::<Vec<_>>(), "curated_skill": f.curated_skill, "curated_name": f.curated_name})).collect::<Vec<_>>(),
         "runs": runs,
         "summary": {
             "headline": headline,
@@ -392,14 +392,10 @@ fn run_sequence(
         copy_tree(inherited, library.path())?;
     }
     if seq.arm == Arm::Curated
-        && let Some(skill) = &seq.family.curated_skill
+        && let (Some(skill), Some(name)) = (&seq.family.curated_skill, &seq.family.curated_name)
     {
-        let name = skill
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        copy_tree(skill, &library.path().join(&name))?;
-        relevant.push(name);
+        copy_tree(skill, &library.path().join(name))?;
+        relevant.push(name.clone());
     }
     let order = latin_order(seq.family.instances.len(), seq.seed);
     let mut runs = Vec::with_capacity(order.len());

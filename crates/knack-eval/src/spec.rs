@@ -126,6 +126,8 @@ pub struct Family {
     pub control: bool,
     /// A skill folder given to the `curated` arm from the start.
     pub curated_skill: Option<PathBuf>,
+    /// That skill's name, from its frontmatter.
+    pub curated_name: Option<String>,
     pub dir: PathBuf,
     pub instances: Vec<Instance>,
 }
@@ -191,14 +193,10 @@ pub fn load_family(dir: &Path) -> Result<Family> {
         "a mapping with name, description, control: bool, curated_skill: PATH (optional)",
     )?;
     let curated_skill = raw.curated_skill.map(|p| dir.join(p));
-    if let Some(skill) = &curated_skill
-        && !skill.join("SKILL.md").is_file()
-    {
-        return Err(Error::spec(
-            &file,
-            format!("curated_skill: {} holds no SKILL.md", skill.display()),
-        ));
-    }
+    let curated_name = match &curated_skill {
+        Some(skill) => Some(curated_name(&file, skill)?),
+        None => None,
+    };
     let mut instances = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for entry in entries {
@@ -222,9 +220,29 @@ pub fn load_family(dir: &Path) -> Result<Family> {
         description: raw.description,
         control: raw.control,
         curated_skill,
+        curated_name,
         dir: dir.to_path_buf(),
         instances,
     })
+}
+
+/// The `name:` of the curated skill's frontmatter: the name the model sees and
+/// loads, which the report needs to tell activation from bypass.
+fn curated_name(family_file: &Path, skill: &Path) -> Result<String> {
+    let path = skill.join("SKILL.md");
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        Error::spec(
+            family_file,
+            format!("curated_skill: {} holds no SKILL.md", skill.display()),
+        )
+    })?;
+    let parsed = skill_core::frontmatter::parse_skill_md(&text)
+        .map_err(|e| Error::spec(&path, format!("the frontmatter cannot be read: {e:?}")))?;
+    parsed
+        .frontmatter
+        .name
+        .filter(|n| !n.trim().is_empty())
+        .ok_or_else(|| Error::spec(&path, "the curated skill has no `name:` in its frontmatter"))
 }
 
 fn load_instance(dir: &Path) -> Result<Instance> {

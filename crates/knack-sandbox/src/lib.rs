@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 mod linux;
 mod run;
 
-pub use run::{CappedOutput, Ending, Finished, RunLimits, StopHandle, run};
+pub use run::{CappedOutput, Ending, Finished, RunLimits, StopHandle, run, run_split};
 
 /// The environment variable that forces the fallback method even where namespaces work.
 /// A testing and diagnostic switch: only this crate reads it.
@@ -93,10 +93,11 @@ impl Method {
 pub enum PidsLimit {
     /// `RLIMIT_NPROC`, counted inside the command's own user namespace.
     RlimitInUserNamespace,
-    /// A `pids` cgroup per command (root, whom `RLIMIT_NPROC` exempts; cgroup v1).
+    /// A `pids` cgroup per command (root, whom `RLIMIT_NPROC` exempts): in the cgroup-v1
+    /// `pids` hierarchy, or beneath knack's own cgroup v2 ([`pids_limit_detail`] says which).
     Cgroup,
-    /// No limit: root without a v1 `pids` cgroup hierarchy, or no user namespace to count
-    /// in.
+    /// No limit: root where no pids cgroup can be made ([`pids_limit_detail`] says why), or
+    /// no user namespace to count in.
     Unavailable,
 }
 
@@ -191,6 +192,20 @@ impl Support {
             parts.push("seccomp socket filter".to_owned());
         }
         parts.join(", ")
+    }
+}
+
+/// Where the process limit lives, or why there is none, for `knack doctor`: the cgroup
+/// hierarchy in use (root), or the reason root gets no limit here. `None` where the limit
+/// is counted in the user namespace (nothing to add).
+pub fn pids_limit_detail() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::pids_limit_detail(&support())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
     }
 }
 
@@ -383,6 +398,22 @@ pub fn resolve_parent(path: &Path) -> PathBuf {
     match (path.parent(), path.file_name()) {
         (Some(parent), Some(name)) => resolve_existing_prefix(parent).join(name),
         _ => resolve_existing_prefix(path),
+    }
+}
+
+/// Whether the entry at `path` is a placeholder the sandbox put there for a running
+/// command, to mask a protected path that did not exist (an empty `.git` folder, say): it
+/// is not the user's, and is gone when the command ends. Code that asks "is there a
+/// repository here" must not take it for one.
+pub fn is_mask(path: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        linux::is_mask(path)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        false
     }
 }
 

@@ -136,6 +136,61 @@ pub fn run(
     let (reader, writer) = std::io::pipe().map_err(Error::Spawn)?;
     let writer_err = writer.try_clone().map_err(Error::Spawn)?;
     command.stdout(writer).stderr(writer_err);
+    run_with(
+        command,
+        policy,
+        stdin,
+        limits,
+        stop,
+        &[reader],
+        &mut |_, bytes| {
+            output(bytes);
+        },
+    )
+}
+
+/// [`run`] with stdout and stderr kept apart: each goes to its own sink (for callers that
+/// use only what a command prints, not its complaints).
+pub fn run_split(
+    mut command: Command,
+    policy: Option<&SandboxPolicy>,
+    stdin: Option<&[u8]>,
+    limits: RunLimits,
+    stop: Option<&StopHandle>,
+    stdout: &mut dyn FnMut(&[u8]),
+    stderr: &mut dyn FnMut(&[u8]),
+) -> Result<Finished> {
+    let (out_reader, out_writer) = std::io::pipe().map_err(Error::Spawn)?;
+    let (err_reader, err_writer) = std::io::pipe().map_err(Error::Spawn)?;
+    command.stdout(out_writer).stderr(err_writer);
+    run_with(
+        command,
+        policy,
+        stdin,
+        limits,
+        stop,
+        &[out_reader, err_reader],
+        &mut |stream, bytes| {
+            if stream == 0 {
+                stdout(bytes);
+            } else {
+                stderr(bytes);
+            }
+        },
+    )
+}
+
+/// The run itself, once the output pipes are set: `output` gets the index of the reader
+/// the bytes came from.
+fn run_with(
+    mut command: Command,
+    policy: Option<&SandboxPolicy>,
+    stdin: Option<&[u8]>,
+    limits: RunLimits,
+    stop: Option<&StopHandle>,
+    readers: &[std::io::PipeReader],
+    output: &mut dyn FnMut(usize, &[u8]),
+) -> Result<Finished> {
     let mut input = None;
     match stdin {
         Some(bytes) if !bytes.is_empty() => {
@@ -161,18 +216,40 @@ pub fn run(
     };
     let started = Instant::now();
     let spawned = command.spawn();
-    // Our copies of the pipes' child ends go with the command: the reader sees its end
+    // Our copies of the pipes' child ends go with the command: the readers see their end
     // once the command's processes are gone.
     drop(command);
     let child = Running(Some(spawned.map_err(Error::Spawn)?));
-    let ending = child.wait_for_end(&reader, input, limits, stop, output)?;
-    let output_complete = drain(&reader, limits.drain_grace, output);
+    let mut open = vec![true; readers.len()];
+    let ending = child.wait_for_end(readers, &mut open, input, limits, stop, output)?;
+    let output_complete = drain(readers, &mut open, limits.drain_grace, output);
     Ok(Finished {
         ending,
         output_complete,
         elapsed: started.elapsed(),
         confinement,
     })
+}
+
+/// Reads once from each reader that is `ready` into `output`; marks the closed ones.
+fn read_ready(
+    readers: &[std::io::PipeReader],
+    open: &mut [bool],
+    ready: &[bool],
+    buf: &mut [u8],
+    output: &mut dyn FnMut(usize, &[u8]),
+) {
+    for (i, reader) in readers.iter().enumerate() {
+        if !ready[i] {
+            continue;
+        }
+        match (&*reader).read(buf) {
+            Ok(0) => open[i] = false,
+            Ok(n) => output(i, &buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => open[i] = false,
+        }
+    }
 }
 
 /// A spawned command that is killed (with its whole process group) and reaped when dropped
@@ -202,17 +279,17 @@ impl Running {
 
     fn wait_for_end(
         mut self,
-        reader: &std::io::PipeReader,
+        readers: &[std::io::PipeReader],
+        open: &mut [bool],
         mut input: Option<(OwnedFd, &[u8])>,
         limits: RunLimits,
         stop: Option<&StopHandle>,
-        output: &mut dyn FnMut(&[u8]),
+        output: &mut dyn FnMut(usize, &[u8]),
     ) -> Result<Ending> {
         let deadline = Instant::now() + limits.timeout;
         let pidfd = self.pid().and_then(|pid| {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
         });
-        let mut reader_open = true;
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let now = Instant::now();
@@ -226,11 +303,17 @@ impl Running {
             if pidfd.is_none() {
                 wait = wait.min(Duration::from_millis(20));
             }
-            let mut fds = Vec::with_capacity(4);
-            let reader_at = reader_open.then(|| {
-                fds.push(PollFd::new(reader, PollFlags::IN));
-                fds.len() - 1
-            });
+            let mut fds = Vec::with_capacity(readers.len() + 3);
+            let reader_at: Vec<Option<usize>> = readers
+                .iter()
+                .zip(open.iter())
+                .map(|(reader, open)| {
+                    open.then(|| {
+                        fds.push(PollFd::new(reader, PollFlags::IN));
+                        fds.len() - 1
+                    })
+                })
+                .collect();
             let input_at = input.as_ref().map(|(fd, _)| {
                 fds.push(PollFd::new(fd, PollFlags::OUT));
                 fds.len() - 1
@@ -249,26 +332,15 @@ impl Running {
                 Err(e) => return Err(Error::Spawn(e.into())),
             }
             let ready = |at: Option<usize>| at.is_some_and(|i| !fds[i].revents().is_empty());
-            let (read_ready, input_ready, exited, stopped) = (
-                ready(reader_at),
-                ready(input_at),
-                ready(exit_at),
-                ready(stop_at),
-            );
+            let readable: Vec<bool> = reader_at.iter().map(|at| ready(*at)).collect();
+            let (input_ready, exited, stopped) = (ready(input_at), ready(exit_at), ready(stop_at));
             drop(fds);
             if stopped {
                 self.kill();
                 self.reap();
                 return Ok(Ending::Stopped);
             }
-            if read_ready {
-                match (&*reader).read(&mut buf) {
-                    Ok(0) => reader_open = false,
-                    Ok(n) => output(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => reader_open = false,
-                }
-            }
+            read_ready(readers, open, &readable, &mut buf, output);
             if input_ready && let Some((fd, rest)) = &mut input {
                 match rustix::io::write(&*fd, rest) {
                     Ok(n) => *rest = &rest[n..],
@@ -287,6 +359,13 @@ impl Running {
                         .as_mut()
                         .is_some_and(|c| c.try_wait().ok().flatten().is_some()));
             if finished {
+                // What it left running in its group goes with it (without namespaces the
+                // group is all there is to find it by). Told by the pidfd, the exited
+                // leader is not reaped yet, so its id still names this group and no other
+                // (after `try_wait` it might name a stranger's by now).
+                if exited && let Some(pid) = self.pid() {
+                    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                }
                 let status = self.reap();
                 return Ok(Ending::Exited(status.map_or(-1, exit_code)));
             }
@@ -311,32 +390,43 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
         .unwrap_or(-1)
 }
 
-/// Reads what is left once the command ended; true when the end of the output was reached.
-fn drain(reader: &std::io::PipeReader, grace: Duration, output: &mut dyn FnMut(&[u8])) -> bool {
+/// Reads what is left once the command ended; true when the end of every output was
+/// reached.
+fn drain(
+    readers: &[std::io::PipeReader],
+    open: &mut [bool],
+    grace: Duration,
+    output: &mut dyn FnMut(usize, &[u8]),
+) -> bool {
     let deadline = Instant::now() + grace;
     let mut buf = vec![0u8; 64 * 1024];
-    loop {
+    while open.iter().any(|o| *o) {
         let now = Instant::now();
         if now >= deadline {
             return false;
         }
-        let mut fds = [PollFd::new(reader, PollFlags::IN)];
+        let mut at = Vec::with_capacity(readers.len());
+        let mut fds = Vec::with_capacity(readers.len());
+        for (reader, open) in readers.iter().zip(open.iter()) {
+            at.push(open.then(|| {
+                fds.push(PollFd::new(reader, PollFlags::IN));
+                fds.len() - 1
+            }));
+        }
         let timeout = rustix::time::Timespec::try_from(deadline - now).ok();
         match rustix::event::poll(&mut fds, timeout.as_ref()) {
             Ok(0) => return false,
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(_) => return false,
         }
-        if fds[0].revents().is_empty() {
-            continue;
-        }
-        match (&*reader).read(&mut buf) {
-            Ok(0) => return true,
-            Ok(n) => output(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return true,
-        }
+        let readable: Vec<bool> = at
+            .iter()
+            .map(|at| at.is_some_and(|i| !fds[i].revents().is_empty()))
+            .collect();
+        drop(fds);
+        read_ready(readers, open, &readable, &mut buf, output);
     }
+    true
 }
 
 impl AsFd for StopHandle {

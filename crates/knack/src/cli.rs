@@ -48,6 +48,11 @@ pub enum Command {
     /// Show the MCP servers of config.yaml and the tools they offer
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Show the permission rules that allow or refuse tool calls without asking
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+    /// Put back the files the last turn in this folder changed
+    Undo,
     /// Measure skills: do they fire, do they help, does the agent learn
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -115,6 +120,12 @@ pub struct EvalArgs {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Every rule in force: what it covers, allow or deny, and where it is written
+    List(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
 pub enum McpCommand {
     /// Start every configured server and show its transport, status and tool count
     List(JsonFlag),
@@ -155,6 +166,9 @@ pub struct RunArgs {
     /// Continue a stored session (its id, or a unique start of it)
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// Continue the session last used in this directory
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
     /// Stop after this many model requests in the turn (default: agent.max_iterations)
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
@@ -167,9 +181,16 @@ pub struct RunArgs {
     /// Run commands the terminal tool would ask about, without asking
     #[arg(long)]
     pub yolo: bool,
+    /// How file edits are approved: ask-edits (each edit asks; headless, refused unless
+    /// a rule allows it), auto-edits (the default), plan (read-only)
+    #[arg(long, value_name = "MODE", value_parser = APPROVAL_MODES)]
+    pub mode: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 }
+
+/// The names `--mode` takes (agent_protocol::ApprovalMode).
+const APPROVAL_MODES: [&str; 3] = ["ask-edits", "auto-edits", "plan"];
 
 /// Which provider and model a command talks to (`run`, `chat`, `sessions compact`).
 #[derive(Debug, Args, Default, Clone, PartialEq, Eq)]
@@ -182,14 +203,31 @@ pub struct ModelArgs {
     pub model: Option<String>,
 }
 
+impl ModelArgs {
+    /// The flags as the session setup takes them.
+    pub fn flags(&self) -> agent_loop::setup::ModelFlags {
+        agent_loop::setup::ModelFlags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Args, Default)]
 pub struct ChatArgs {
     /// Continue a stored session: its id or a unique start of it (see `knack sessions list`)
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// Continue the session last used in this directory
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
     /// Preload a skill for the session (repeatable)
     #[arg(short = 's', long = "skill", value_name = "SKILL")]
     pub skills: Vec<String>,
+    /// How file edits are approved at the start: ask-edits, auto-edits (the default) or
+    /// plan (read-only); Shift-Tab cycles them in the TUI
+    #[arg(long, value_name = "MODE", value_parser = APPROVAL_MODES)]
+    pub mode: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 }
@@ -226,6 +264,8 @@ pub enum SkillsCommand {
     Archive(SkillNameArg),
     /// Bring an archived skill back exactly as it was
     Restore(SkillNameArg),
+    /// The skills the agent wrote while skills.agent_writes is inbox, waiting for your say
+    Inbox(InboxArgs),
     /// Protect a skill: the review may not change it, the model may not delete it
     Pin(SkillNameArg),
     /// Lift a pin (see `knack skills pin`)
@@ -240,7 +280,7 @@ pub enum SkillsCommand {
     Browse(HubBrowseArgs),
     /// Fetch and scan a skill without installing it
     Inspect(HubInspectArgs),
-    /// Install a skill from the hub (official/…, git+…, github:…, well-known:…, a URL or a path)
+    /// Install a skill from the hub (official/…, git+…, github:…, well-known:…, marketplace:…, a URL or a path)
     Install(HubInstallArgs),
     /// Remove a skill the hub installed
     Uninstall(HubUninstallArgs),
@@ -309,7 +349,8 @@ pub struct HubInspectArgs {
 #[derive(Debug, Args)]
 pub struct HubInstallArgs {
     /// official/<category>/<name>, git+<url>[@ref][#subdir], github:owner/repo[/path][@ref],
-    /// well-known:<site>#<name>, an https URL to a SKILL.md or .tar.gz, a local path, or a name
+    /// well-known:<site>#<name>, marketplace:<repository>[::<plugin>[/<skill>]], an https
+    /// URL to a SKILL.md or .tar.gz, a local path, or a name
     pub id: String,
     /// Install under skills/<category>/ (default: the source's category, else none)
     #[arg(long, value_name = "C")]
@@ -405,6 +446,32 @@ pub enum StatsSort {
 pub struct TrustArgs {
     /// A folder inside the repository (default: the working directory)
     pub path: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct InboxArgs {
+    #[command(subcommand)]
+    pub command: Option<InboxCommand>,
+    /// Print the list as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InboxCommand {
+    /// Show what accepting a skill would change in the library
+    Diff(InboxNameArg),
+    /// Move a skill from the inbox into the library (recorded as your write)
+    Accept(InboxNameArg),
+    /// Drop a skill from the inbox; the library is untouched
+    Reject(InboxNameArg),
+}
+
+#[derive(Debug, Args)]
+pub struct InboxNameArg {
+    /// The skill's name, as `knack skills inbox` lists it
+    pub name: String,
 }
 
 #[derive(Debug, Args)]

@@ -3,14 +3,28 @@
 
 use std::path::PathBuf;
 
+use agent_loop::setup::{ModelChoice, ModelFlags, SessionSetup};
 use anyhow::Context as _;
 use knack_config::{Config, KnackHome};
+use prompt_builder::Platform;
 use skill_core::{DiscoveryOptions, SkillSet};
 
 pub struct Context {
     pub home: KnackHome,
+    /// The user's config.yaml, with the project's permission rules merged in (see
+    /// [`ProjectRules`]).
     pub config: Config,
     pub cwd: PathBuf,
+    /// The project's `.knack/permissions.yaml`, if it has one.
+    pub project_rules: Option<ProjectRules>,
+}
+
+/// A project's own permission rules and whether its allow rules apply.
+pub struct ProjectRules {
+    pub path: PathBuf,
+    pub rules: knack_config::PermissionsConfig,
+    /// Listed in `skills.trusted_projects`: only then do its allow rules apply.
+    pub trusted: bool,
 }
 
 impl Context {
@@ -42,9 +56,28 @@ impl Context {
             // with that write's error; read-only commands still work.
             Err(e) => tracing::warn!(error = %e, "cannot make the knack home private"),
         }
-        let config = Config::load(&home)?;
+        let mut config = Config::load(&home)?;
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
-        Ok(Self { home, config, cwd })
+        let project_rules = project_rules(&config, &cwd)?;
+        if let Some(project) = &project_rules {
+            // Deny rules from anywhere only narrow; allow rules need a trusted project.
+            config
+                .permissions
+                .deny
+                .extend(project.rules.deny.iter().cloned());
+            if project.trusted {
+                config
+                    .permissions
+                    .allow
+                    .extend(project.rules.allow.iter().cloned());
+            }
+        }
+        Ok(Self {
+            home,
+            config,
+            cwd,
+            project_rules,
+        })
     }
 
     /// Seeding stays silent unless something went wrong; a failure here never
@@ -68,6 +101,22 @@ impl Context {
         }
     }
 
+    /// What a session started here shares with every other way of starting one.
+    pub fn session_setup(&self, platform: Platform) -> SessionSetup {
+        SessionSetup::new(
+            self.home.clone(),
+            self.config.clone(),
+            self.cwd.clone(),
+            platform,
+        )
+    }
+
+    /// The model `flags` pick and its client; a missing or wrong setting is
+    /// exit code 3 (see `exit::report`).
+    pub fn model(&self, flags: &ModelFlags) -> anyhow::Result<ModelChoice> {
+        Ok(agent_loop::setup::resolve(&self.home, &self.config, flags)?)
+    }
+
     pub fn discovery_options(&self) -> DiscoveryOptions {
         DiscoveryOptions::resolve(&self.home, &self.config, &self.cwd)
     }
@@ -87,4 +136,17 @@ impl Context {
             use_set,
         )
     }
+}
+
+/// The project's rules file (from the git root, else the working directory).
+fn project_rules(config: &Config, cwd: &std::path::Path) -> anyhow::Result<Option<ProjectRules>> {
+    let root = skill_core::roots::find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    let Some(rules) = knack_config::permissions::load_project(&root)? else {
+        return Ok(None);
+    };
+    Ok(Some(ProjectRules {
+        path: root.join(knack_config::permissions::PROJECT_FILE),
+        rules,
+        trusted: skill_core::roots::is_trusted(&root, &config.skills.trusted_projects),
+    }))
 }

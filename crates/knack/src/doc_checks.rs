@@ -98,6 +98,7 @@ fn readme_names_everything_knack_writes_in_its_home() {
         home.cache_dir(),
         home.logs_dir(),
         home.evals_dir(),
+        home.checkpoints_dir(),
         crate::tui::history_path(&home),
     ];
     let readme =

@@ -42,6 +42,11 @@ pub fn report(err: &anyhow::Error) -> u8 {
             | knack_config::Error::NoHome => CONFIG,
             knack_config::Error::Io { .. } => FAILED,
         }
+    } else if let Some(setup) = err.downcast_ref::<agent_loop::setup::SetupError>() {
+        match setup {
+            agent_loop::setup::SetupError::Config(_) => CONFIG,
+            agent_loop::setup::SetupError::Client(_) => FAILED,
+        }
     } else {
         FAILED
     };

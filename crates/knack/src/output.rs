@@ -5,6 +5,8 @@ use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 
 use serde::Serialize;
 
+use crate::terminal_text::escape;
+
 pub fn color_enabled() -> bool {
     colors_allowed() && std::io::stdout().is_terminal()
 }
@@ -183,7 +185,7 @@ fn render_table_within(header: &[&str], rows: &[Vec<String>], width: Option<usiz
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate().take(cols) {
-            widths[i] = widths[i].max(cell.chars().count());
+            widths[i] = widths[i].max(escape(cell).chars().count());
         }
     }
     let line = |cells: &[&str], out: &mut String| {
@@ -203,7 +205,10 @@ fn render_table_within(header: &[&str], rows: &[Vec<String>], width: Option<usiz
     let mut text = bold(&head);
     text.push('\n');
     for row in rows {
-        let mut cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        // Cells hold names, titles and descriptions that models, skills and servers wrote:
+        // their control characters are shown, never obeyed (and never mis-measured).
+        let escaped: Vec<_> = row.iter().map(|cell| escape(cell)).collect();
+        let mut cells: Vec<&str> = escaped.iter().map(AsRef::as_ref).collect();
         let cut = cut_last(&cells, &widths);
         if let (Some(cut), Some(last)) = (&cut, cells.last_mut()) {
             *last = cut;

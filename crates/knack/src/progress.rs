@@ -85,7 +85,10 @@ impl Progress {
             | Event::CatalogNote { .. }
             | Event::Compaction { .. }
             | Event::ApprovalRequest { .. }
-            | Event::SkillWritten { .. } => return,
+            | Event::AutoApproved { .. }
+            | Event::FileDiff { .. }
+            | Event::SkillWritten { .. }
+            | Event::ReviewUsage { .. } => return,
         };
         if next != self.activity {
             self.activity = next;

@@ -17,12 +17,33 @@ const API_VERSION: &str = "2023-06-01";
 /// Anthropic accepts at most this many `cache_control` markers per request.
 pub const MAX_BREAKPOINTS: usize = 4;
 
+/// The smallest extended-thinking budget the API accepts.
+pub const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// The `reasoning_effort` values this wire understands, for error messages.
+pub const THINKING_EFFORTS: &str = "minimal, low, medium, high";
+
+/// The extended-thinking budget a provider's `reasoning_effort` stands for on
+/// this wire, which takes a token budget rather than a level. Each step is
+/// about three times the one below, the range the API's examples span.
+pub fn thinking_budget_for_effort(effort: &str) -> Option<u32> {
+    match effort.trim().to_ascii_lowercase().as_str() {
+        "minimal" => Some(MIN_THINKING_BUDGET),
+        "low" => Some(4_096),
+        "medium" => Some(12_288),
+        "high" => Some(24_576),
+        _ => None,
+    }
+}
+
 /// A streaming Anthropic Messages client.
 #[derive(Debug, Clone)]
 pub struct AnthropicClient {
     transport: Transport,
     max_tokens: u32,
     cache_control: Value,
+    /// `thinking: {type: enabled, budget_tokens}` when the profile asks for it.
+    thinking: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -35,6 +56,8 @@ struct WireRequest<'a> {
     tools: Option<Value>,
     messages: Vec<WireMessage>,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<&'a Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -83,10 +106,22 @@ impl AnthropicClient {
             CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
             CacheTtl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
         };
+        let cap = settings.output_cap();
+        // Thinking counts against `max_tokens`, which must exceed the budget:
+        // a cap the budget would use up gets the budget on top, so the
+        // answer still has the room the profile meant it to have.
+        let max_tokens = match settings.thinking_budget {
+            Some(budget) if budget >= cap => budget.saturating_add(cap),
+            _ => cap,
+        };
+        let thinking = settings
+            .thinking_budget
+            .map(|budget| json!({"type": "enabled", "budget_tokens": budget}));
         Ok(Self {
             transport,
-            max_tokens: settings.output_cap(),
+            max_tokens,
             cache_control,
+            thinking,
         })
     }
 
@@ -136,6 +171,7 @@ impl AnthropicClient {
             tools,
             messages,
             stream: true,
+            thinking: self.thinking.as_ref(),
         };
         Ok(serde_json::to_vec(&wire)?)
     }
@@ -671,6 +707,57 @@ mod tests {
         // Thinking blocks never carry a marker.
         assert!(messages[3]["content"][0].get("cache_control").is_none());
         assert!(messages[3]["content"][1].get("cache_control").is_some());
+    }
+
+    #[test]
+    fn no_thinking_is_requested_unless_the_profile_asks() {
+        let body = client(CacheTtl::FiveMinutes)
+            .encode(&request(conversation(1)))
+            .unwrap();
+        let value: Value = serde_json::from_slice(&body).unwrap();
+        assert!(value.get("thinking").is_none(), "{value}");
+    }
+
+    #[test]
+    fn a_thinking_budget_goes_out_with_room_for_the_answer() {
+        let encode = |budget: u32, cap: Option<u32>| {
+            let mut settings =
+                ClientSettings::new("http://127.0.0.1:9/v1").with_wire(Wire::Anthropic);
+            settings.thinking_budget = Some(budget);
+            settings.max_output_tokens = cap;
+            let body = AnthropicClient::new(settings)
+                .unwrap()
+                .encode(&request(conversation(1)))
+                .unwrap();
+            serde_json::from_slice::<Value>(&body).unwrap()
+        };
+        let value = encode(4_096, None);
+        assert_eq!(
+            value["thinking"],
+            json!({"type": "enabled", "budget_tokens": 4096})
+        );
+        // Without a cap of its own the profile gets the larger reasoning default.
+        assert_eq!(
+            value["max_tokens"],
+            super::super::transport::DEFAULT_REASONING_MAX_OUTPUT_TOKENS
+        );
+        // A cap at or below the budget would be refused: the budget goes on top.
+        let value = encode(24_576, Some(8_192));
+        assert_eq!(value["thinking"]["budget_tokens"], 24_576);
+        assert_eq!(value["max_tokens"], 24_576 + 8_192);
+        let value = encode(2_000, Some(8_192));
+        assert_eq!(value["max_tokens"], 8_192);
+    }
+
+    #[test]
+    fn efforts_map_to_growing_budgets_and_unknown_ones_to_none() {
+        let budgets: Vec<u32> = ["minimal", "low", "medium", "High "]
+            .iter()
+            .map(|e| thinking_budget_for_effort(e).unwrap())
+            .collect();
+        assert_eq!(budgets[0], MIN_THINKING_BUDGET);
+        assert!(budgets.windows(2).all(|w| w[0] < w[1]), "{budgets:?}");
+        assert_eq!(thinking_budget_for_effort("extreme"), None);
     }
 
     #[test]

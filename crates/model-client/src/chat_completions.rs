@@ -33,6 +33,9 @@ pub struct ChatCompletionsClient {
     /// The `cache_control` marker to pass through to Anthropic models behind
     /// a router, when the profile asks for it (`providers.<name>.cache_control`).
     cache_control: Option<Value>,
+    /// `reasoning_effort` for reasoning models (OpenAI's o-series and gpt-5,
+    /// and servers that copy the field); absent unless the profile sets it.
+    reasoning_effort: Option<String>,
 }
 
 /// The request body; field order is fixed so the bytes repeat request after request.
@@ -49,6 +52,8 @@ struct WireRequest<'a> {
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
 }
 
 /// A stored message as this wire sends it: everything but the reasoning
@@ -125,6 +130,7 @@ impl ChatCompletionsClient {
             prompt_cache_key: settings.prompt_cache_key.unwrap_or(false),
             max_output_tokens: settings.output_cap(),
             cache_control,
+            reasoning_effort: settings.reasoning_effort,
         })
     }
 
@@ -161,6 +167,7 @@ impl ChatCompletionsClient {
             },
             max_tokens: self.max_output_tokens,
             prompt_cache_key: self.prompt_cache_key.then_some(request.session_id.as_str()),
+            reasoning_effort: self.reasoning_effort.as_deref(),
         };
         Ok(serde_json::to_vec(&wire)?)
     }
@@ -303,15 +310,19 @@ mod tests {
             ]));
         let body = String::from_utf8(plain.encode(&req).unwrap()).unwrap();
         assert!(
-            !body.contains("thinking") && !body.contains("prompt_cache_key"),
+            !body.contains("thinking")
+                && !body.contains("prompt_cache_key")
+                && !body.contains("reasoning_effort"),
             "{body}"
         );
         settings.prompt_cache_key = Some(true);
         settings.max_output_tokens = Some(64);
+        settings.reasoning_effort = Some("low".into());
         let keyed = ChatCompletionsClient::new(settings).unwrap();
         let value: Value = serde_json::from_slice(&keyed.encode(&req).unwrap()).unwrap();
         assert_eq!(value["prompt_cache_key"], "sess");
         assert_eq!(value["max_tokens"], 64);
+        assert_eq!(value["reasoning_effort"], "low");
     }
 
     #[test]

@@ -6,6 +6,9 @@ use std::time::Duration;
 /// Longest server message kept in an error (bodies can be whole HTML pages).
 const MAX_SERVER_MESSAGE_CHARS: usize = 500;
 
+/// Where a key comes from when the caller did not say (the environment-only setup).
+const DEFAULT_KEY_SOURCE: &str = "KNACK_API_KEY or the variable named by model.api_key_env";
+
 /// A failed model request.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
@@ -40,10 +43,14 @@ pub enum ModelError {
     )]
     IdleTimeout { timeout: Duration },
 
-    #[error(
-        "the server rejected the API key ({status}) — set KNACK_API_KEY or the variable named by model.api_key_env: {message}"
-    )]
-    Unauthorized { status: u16, message: String },
+    /// `key_source` names where this profile's key comes from, so the
+    /// message points at the variable the user actually has to fix.
+    #[error("the server rejected the API key ({status}) — check {key_source}: {message}")]
+    Unauthorized {
+        status: u16,
+        message: String,
+        key_source: String,
+    },
 
     #[error("rate limited by the model server (429){}: {message}", retry_after_note(*retry_after))]
     RateLimited {
@@ -144,7 +151,11 @@ impl ModelError {
     pub(crate) fn from_status(status: u16, retry_after: Option<Duration>, body: &str) -> Self {
         let message = server_message(body);
         match status {
-            401 | 403 => Self::Unauthorized { status, message },
+            401 | 403 => Self::Unauthorized {
+                status,
+                message,
+                key_source: DEFAULT_KEY_SOURCE.to_owned(),
+            },
             429 => Self::RateLimited {
                 retry_after,
                 message,
@@ -157,6 +168,24 @@ impl ModelError {
             },
             500..=599 => Self::Server { status, message },
             _ => Self::Rejected { status, message },
+        }
+    }
+
+    /// The same error, an authentication failure naming `key_source` as
+    /// where the rejected key came from.
+    pub(crate) fn with_key_source(self, key_source: Option<&str>) -> Self {
+        match (self, key_source) {
+            (
+                Self::Unauthorized {
+                    status, message, ..
+                },
+                Some(source),
+            ) => Self::Unauthorized {
+                status,
+                message,
+                key_source: source.to_owned(),
+            },
+            (other, _) => other,
         }
     }
 
@@ -276,6 +305,18 @@ mod tests {
             text.contains("(401)") && text.contains("KNACK_API_KEY"),
             "{text}"
         );
+        // A profile's own variable replaces the generic advice.
+        let text = err
+            .with_key_source(Some("ANTHROPIC_API_KEY (providers.claude.api_key_env)"))
+            .to_string();
+        assert!(
+            text.contains("check ANTHROPIC_API_KEY (providers.claude.api_key_env)")
+                && !text.contains("KNACK_API_KEY"),
+            "{text}"
+        );
+        // Other errors are left as they were.
+        let other = ModelError::from_status(500, None, "").with_key_source(Some("X"));
+        assert!(!other.to_string().contains('X'), "{other}");
     }
 
     #[test]

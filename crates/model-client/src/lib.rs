@@ -17,7 +17,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-pub use anthropic::{AnthropicClient, cache_breakpoints};
+pub use anthropic::{
+    AnthropicClient, MIN_THINKING_BUDGET, THINKING_EFFORTS, cache_breakpoints,
+    thinking_budget_for_effort,
+};
 pub use chat_completions::ChatCompletionsClient;
 pub use knack_config::Wire;
 pub use responses::ResponsesClient;

@@ -73,6 +73,11 @@ pub struct ClientSettings {
     /// Where `base_url` was set (`KNACK_BASE_URL`, `providers.local.base_url`),
     /// named in the error when a local server refuses the connection.
     pub base_url_setting: Option<String>,
+    /// Where the key comes from (`ANTHROPIC_API_KEY (providers.claude.api_key_env)`),
+    /// named when the server rejects it.
+    pub api_key_source: Option<String>,
+    /// Anthropic: the extended-thinking budget in tokens; `None` asks for no thinking.
+    pub thinking_budget: Option<u32>,
 }
 
 /// The reply's token limit when the provider sets none. Every wire sends a
@@ -99,17 +104,20 @@ impl ClientSettings {
             prices: None,
             reasoning_effort: None,
             base_url_setting: None,
+            api_key_source: None,
+            thinking_budget: None,
         }
     }
 
     /// The output limit every request carries: the provider's, else the default.
     pub fn output_cap(&self) -> u32 {
-        self.max_output_tokens
-            .unwrap_or(if self.reasoning_effort.is_some() {
+        self.max_output_tokens.unwrap_or(
+            if self.reasoning_effort.is_some() || self.thinking_budget.is_some() {
                 DEFAULT_REASONING_MAX_OUTPUT_TOKENS
             } else {
                 DEFAULT_MAX_OUTPUT_TOKENS
-            })
+            },
+        )
     }
 
     /// The same settings on another wire.
@@ -193,6 +201,8 @@ pub(crate) struct Transport {
     /// error when a server on this machine refuses the connection.
     base_url: String,
     base_url_setting: Option<String>,
+    /// Where the key comes from, for a rejected key's message.
+    api_key_source: Option<String>,
     /// Whether the host is this machine (loopback or `localhost`).
     local: bool,
     /// Every header but the per-request ones, the key included.
@@ -254,6 +264,7 @@ impl Transport {
             target,
             base_url: base.to_owned(),
             base_url_setting: settings.base_url_setting.clone(),
+            api_key_source: settings.api_key_source.clone(),
             local,
             headers,
             timeouts: settings.timeouts,
@@ -380,7 +391,8 @@ impl Transport {
                 .ok()
                 .and_then(|body| body.ok())
                 .unwrap_or_default();
-            return Err(ModelError::from_status(status.as_u16(), retry_after, &text));
+            return Err(ModelError::from_status(status.as_u16(), retry_after, &text)
+                .with_key_source(self.api_key_source.as_deref()));
         }
         if is_json(&response) {
             let text = match timeout_at(first_byte_deadline, response.text()).await {

@@ -144,6 +144,13 @@ impl RequestPurpose {
             Self::Compact => "compact",
         }
     }
+
+    /// The purpose [`Self::as_str`] names.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Turn, Self::Review, Self::Compact]
+            .into_iter()
+            .find(|p| p.as_str() == name)
+    }
 }
 
 /// Tool specs serialized once per session: every request carries these exact

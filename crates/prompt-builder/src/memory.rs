@@ -211,16 +211,13 @@ fn run_provider_in(
 ) -> crate::Result<String> {
     let out = run_helper(command, cwd, timeout, confinement, passthrough, 1024 * 1024)
         .map_err(|e| crate::Error::Provider(format!("`{command}`: {e}")))?;
-    let Some(status) = out.status else {
+    let Some(code) = out.code else {
         return Err(crate::Error::Provider(format!(
             "`{command}` did not finish within {}s; the memory provider layer is empty",
             timeout.as_secs()
         )));
     };
-    if !status.success() {
-        let code = status
-            .code()
-            .map_or("a signal".to_owned(), |c| c.to_string());
+    if code != 0 {
         return Err(crate::Error::Provider(format!(
             "`{command}` exited with {code}; the memory provider layer is empty"
         )));

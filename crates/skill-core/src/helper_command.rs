@@ -1,25 +1,23 @@
 //! Short bash commands knack runs for itself with text the model can influence — a skill's
 //! inline shell, the memory `provider_command` — confined read-only by the kernel sandbox.
 //!
-//! Each runs in a session of its own; when it exits or times out, its whole process group is
-//! killed, so no background job it started outlives it, and its output is waited for only a
-//! bounded time (a child that escaped the group may hold the pipe open). The policy is read-only
+//! They run through `knack_sandbox::run_split`, the one way knack starts, times out and
+//! kills a command: in the sandbox, nothing they start outlives them (their PID namespace
+//! ends with them); unconfined, their process group is killed. The policy is read-only
 //! (these commands print, they should not write), hides `$KNACK_HOME/.env`, and follows
 //! `agent.sandbox_network`; in `full-access` the user chose no sandbox, and none is applied.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use knack_config::{Config, KnackHome, SandboxMode};
-use knack_sandbox::SandboxPolicy;
+use knack_sandbox::{CappedOutput, Ending, RunLimits, SandboxPolicy};
 
 use crate::{Error, Result};
 
-/// How long the output is still waited for once the command is over and
-/// its process group killed: only a process that left the group holds it.
+/// How long the output is still waited for once the command is over: only a process that
+/// escaped an unconfined command's group holds it open.
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
 
 /// Whether helper commands run in the sandbox, and under which policy.
@@ -52,10 +50,18 @@ impl HelperConfinement {
 /// What a helper command left.
 #[derive(Debug)]
 pub struct HelperOutput {
-    /// `None` when it ran past its timeout and was killed.
-    pub status: Option<ExitStatus>,
+    /// Its exit code (128 + the signal when a signal ended it); `None` when it ran past
+    /// its timeout and was killed.
+    pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+}
+
+impl HelperOutput {
+    /// It finished, with exit code 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
 }
 
 /// Runs `bash -c command` in `dir` under `confinement`, without secret
@@ -71,79 +77,41 @@ pub fn run_helper(
     max_bytes: usize,
 ) -> Result<HelperOutput> {
     let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // A group of its own, to be killed as one; no way to the user's terminal.
-    knack_sandbox::new_session(&mut cmd);
+    cmd.arg("-c").arg(command).current_dir(dir);
     knack_config::secret_env::scrub_std_command(&mut cmd, passthrough);
-    if let HelperConfinement::Sandboxed(policy) = confinement {
-        knack_sandbox::confine(&mut cmd, policy).map_err(|e| {
-            Error::HelperCommand(format!(
-                "not run: {e} (agent.sandbox: full-access in config.yaml runs it unconfined)"
-            ))
-        })?;
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::HelperCommand(format!("cannot start bash: {e}")))?;
-    let group = child.id();
-    let stdout = child.stdout.take().map(|out| drain(out, max_bytes));
-    let stderr = child.stderr.take().map(|err| drain(err, max_bytes));
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= timeout => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => {
-                kill_group(group);
-                return Err(Error::HelperCommand(format!("lost track of it: {e}")));
-            }
-        }
+    let policy = match confinement {
+        HelperConfinement::Sandboxed(policy) => Some(policy),
+        HelperConfinement::Unconfined => None,
     };
-    // Whatever it left running in its group goes with it.
-    kill_group(group);
-    if status.is_none() {
-        let _ = child.wait();
-    }
-    let collect = |rx: Option<mpsc::Receiver<Vec<u8>>>| {
-        rx.and_then(|rx| rx.recv_timeout(DRAIN_GRACE).ok())
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .unwrap_or_default()
+    let limits = RunLimits {
+        timeout,
+        drain_grace: DRAIN_GRACE,
+    };
+    let (mut stdout, mut stderr) = (CappedOutput::new(max_bytes), CappedOutput::new(max_bytes));
+    let finished = knack_sandbox::run_split(
+        cmd,
+        policy,
+        None,
+        limits,
+        None,
+        &mut |bytes| stdout.push(bytes),
+        &mut |bytes| stderr.push(bytes),
+    )
+    .map_err(|e| match e {
+        knack_sandbox::Error::Spawn(e) => Error::HelperCommand(format!("cannot start bash: {e}")),
+        other => Error::HelperCommand(format!(
+            "not run: {other} (agent.sandbox: full-access in config.yaml runs it unconfined)"
+        )),
+    })?;
+    let code = match finished.ending {
+        Ending::Exited(code) => Some(code),
+        Ending::TimedOut | Ending::Stopped => None,
     };
     Ok(HelperOutput {
-        status,
-        stdout: collect(stdout),
-        stderr: collect(stderr),
+        code,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
     })
-}
-
-/// Reads up to `max_bytes` of `reader` on a thread (the rest is drained so
-/// the command never blocks on a full pipe) and sends them when it closes.
-fn drain<R: Read + Send + 'static>(mut reader: R, max_bytes: usize) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let limit = u64::try_from(max_bytes).unwrap_or(u64::MAX);
-        let _ = reader.by_ref().take(limit).read_to_end(&mut buf);
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        let _ = tx.send(buf);
-    });
-    rx
-}
-
-fn kill_group(group: u32) {
-    let pid = i32::try_from(group)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw);
-    if let Some(pid) = pid {
-        // Already gone (ESRCH) is the usual case.
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
 }
 
 #[cfg(test)]
@@ -168,9 +136,10 @@ mod tests {
         let out = run("echo out; echo err >&2; exit 3", Duration::from_secs(30));
         assert_eq!(out.stdout, "out\n");
         assert_eq!(out.stderr, "err\n");
-        assert_eq!(out.status.and_then(|s| s.code()), Some(3));
+        assert_eq!(out.code, Some(3));
+        assert!(!out.success());
         let out = run("sleep 30", Duration::from_millis(100));
-        assert!(out.status.is_none());
+        assert!(out.code.is_none());
     }
 
     /// Whether `pid` still runs (a zombie waiting to be reaped does not).
@@ -213,6 +182,51 @@ mod tests {
             gone
         });
         assert!(gone, "background job {pid} outlived its command");
+    }
+
+    #[test]
+    fn a_sandboxed_helper_takes_even_detached_children_along() {
+        let dir = tempfile::tempdir().unwrap();
+        // A sleep no other process on the machine has: pids inside the sandbox are not
+        // the host's, so the survivor is looked for by its arguments.
+        let token = format!("{}.{:09}", 800 + std::process::id() % 100, {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        });
+        let command = format!("setsid sleep {token} > /dev/null 2>&1 < /dev/null & echo started");
+        let out = run_helper(
+            &command,
+            dir.path(),
+            Duration::from_secs(60),
+            &HelperConfinement::Sandboxed(SandboxPolicy::default()),
+            &[],
+            1 << 20,
+        )
+        .unwrap();
+        assert_eq!(out.stdout, "started\n", "{out:?}");
+        assert!(out.success());
+        let survives = || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+                alive(&entry.file_name().to_string_lossy())
+                    && std::fs::read(entry.path().join("cmdline"))
+                        .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == token.as_bytes()))
+            })
+        };
+        // The namespace is gone when run_helper returns; its last process may take the
+        // kernel a moment to reap, so look a bounded number of times.
+        let gone = (0..2_000).any(|_| {
+            let gone = !survives();
+            if !gone {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            gone
+        });
+        assert!(
+            gone,
+            "the detached sleep {token} outlived its helper command"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod clock;
 pub mod disclosure;
 pub mod discovery;
+pub mod duplicate;
 pub mod frontmatter;
 pub mod fuzzy_patch;
 pub mod helper_command;
@@ -41,7 +42,7 @@ pub use manage::{
     skill_manage_json,
 };
 pub use preprocess::{PreprocessOptions, TemplateValues};
-pub use roots::{DiscoveryOptions, SkillRoot};
+pub use roots::{DiscoveryOptions, INSTALLED_PLUGINS_DIR, PLUGIN_NAMESPACE, SkillRoot};
 pub use skill::{QualifiedId, Scope, Skill};
 pub use skill_set::{DoctorEntry, EntryStatus, Gate, Resolution, RootReport, SkillSet};
 pub use stamp::Fingerprint;

@@ -144,7 +144,7 @@ fn run_snippet(command: &str, dir: &Path, options: &PreprocessOptions) -> String
         Ok(out) => out,
         Err(e) => return format!("[inline shell {e}]"),
     };
-    let Some(status) = out.status else {
+    let Some(code) = out.code else {
         return format!(
             "[inline shell timed out after {}s: {command}]",
             options.inline_shell_timeout.as_secs()
@@ -156,12 +156,9 @@ fn run_snippet(command: &str, dir: &Path, options: &PreprocessOptions) -> String
         out.stdout
     };
     let output = cap_output(output.trim_end());
-    if status.success() {
+    if code == 0 {
         output
     } else {
-        let code = status
-            .code()
-            .map_or("a signal".to_owned(), |c| c.to_string());
         format!("[inline shell failed with exit {code}: {output}]")
     }
 }

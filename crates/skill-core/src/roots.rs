@@ -7,6 +7,14 @@ use knack_config::{Config, KnackHome};
 
 use crate::skill::Scope;
 
+/// The folder under the user skills folder where the hub installs plugin
+/// skills from a marketplace, one sub-folder per plugin. It starts with a dot
+/// so the user root's walk passes over it; it is a root of its own.
+pub const INSTALLED_PLUGINS_DIR: &str = ".plugins";
+
+/// The namespace of installed plugin skills: `plugin:<plugin>/<skill>`.
+pub const PLUGIN_NAMESPACE: &str = "plugin";
+
 /// One folder discovery walks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillRoot {
@@ -155,6 +163,17 @@ impl DiscoveryOptions {
             });
         }
 
+        // Plugin skills the hub installed from a marketplace: each plugin is
+        // a category of this root, so their qualified ids are
+        // `plugin:<plugin>/<skill>` and two plugins may share a skill name.
+        let installed_plugins = user_root.join(INSTALLED_PLUGINS_DIR);
+        if installed_plugins.is_dir() {
+            roots.push(SkillRoot {
+                path: installed_plugins,
+                scope: Scope::Plugin(PLUGIN_NAMESPACE.to_owned()),
+            });
+        }
+
         number_shared_scopes(&mut roots);
         Self {
             roots,
@@ -196,7 +215,12 @@ pub fn find_git_root(start: &Path) -> Option<PathBuf> {
     let home = etcetera_home();
     start
         .ancestors()
-        .find(|dir| dir.join(".git").exists())
+        // The sandbox's mask of a missing `.git` (there while a command runs) is no
+        // repository.
+        .find(|dir| {
+            let git = dir.join(".git");
+            git.exists() && !knack_sandbox::is_mask(&git)
+        })
         // A dotfiles repository at $HOME is not a project.
         .filter(|dir| home.as_deref() != Some(*dir))
         .map(Path::to_path_buf)

@@ -67,11 +67,22 @@ impl SearchIndex {
         let mut postings: HashMap<Box<str>, Vec<(u32, f32)>> = HashMap::new();
         let mut doc_len = Vec::new();
         let mut terms: HashMap<String, f32> = HashMap::new();
+        // One buffer for every word: most words repeat, so a term is only
+        // allocated the first time a document holds it.
+        let mut word = String::new();
         for (i, doc) in docs.into_iter().enumerate() {
             terms.clear();
             let mut add = |text: &str, weight: f32| {
-                for token in tokens(text) {
-                    *terms.entry(token).or_default() += weight;
+                for raw in raw_words(text) {
+                    if !normalize_into(raw, &mut word) {
+                        continue;
+                    }
+                    match terms.get_mut(word.as_str()) {
+                        Some(tf) => *tf += weight,
+                        None => {
+                            terms.insert(word.clone(), weight);
+                        }
+                    }
                 }
             };
             add(doc.name, NAME_WEIGHT);
@@ -83,10 +94,12 @@ impl SearchIndex {
             let doc_id = u32::try_from(i).unwrap_or(u32::MAX);
             doc_len.push(terms.values().sum());
             for (term, tf) in terms.drain() {
-                postings
-                    .entry(term.into_boxed_str())
-                    .or_default()
-                    .push((doc_id, tf));
+                match postings.get_mut(term.as_str()) {
+                    Some(list) => list.push((doc_id, tf)),
+                    None => {
+                        postings.insert(term.into_boxed_str(), vec![(doc_id, tf)]);
+                    }
+                }
             }
         }
         let avg_len = if doc_len.is_empty() {
@@ -108,6 +121,15 @@ impl SearchIndex {
 
     pub fn is_empty(&self) -> bool {
         self.doc_len.is_empty()
+    }
+
+    /// How rare `term` (a token as [`tokens`] makes it) is among the
+    /// documents: BM25's inverse document frequency; highest for a term no
+    /// document holds.
+    pub fn idf(&self, term: &str) -> f32 {
+        let n = self.doc_len.len() as f32;
+        let df = self.postings.get(term).map_or(0, Vec::len) as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
     /// The best `limit` documents for `query`, best first (ties in build
@@ -161,14 +183,36 @@ impl SearchIndex {
 /// anything but letters and digits, common words dropped, plural and verb
 /// endings trimmed so "deploys" finds "deploy".
 pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 2)
-        .map(str::to_lowercase)
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .map(stem)
+    raw_words(text).filter_map(|raw| {
+        let mut word = String::new();
+        normalize_into(raw, &mut word).then_some(word)
+    })
 }
 
-fn stem(mut word: String) -> String {
+/// `text` split at anything but letters and digits, words of two bytes or more.
+fn raw_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 2)
+}
+
+/// Writes the index form of `raw` into `out` (lower case, stemmed); false
+/// when it is a stopword.
+fn normalize_into(raw: &str, out: &mut String) -> bool {
+    out.clear();
+    if raw.is_ascii() {
+        out.push_str(raw);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&raw.to_lowercase());
+    }
+    if STOPWORDS.contains(&out.as_str()) {
+        return false;
+    }
+    stem(out);
+    true
+}
+
+fn stem(word: &mut String) {
     let len = word.chars().count();
     for (suffix, min_len, replacement) in
         [("ies", 5, "y"), ("ing", 6, ""), ("ed", 5, ""), ("s", 4, "")]
@@ -179,7 +223,6 @@ fn stem(mut word: String) -> String {
             break;
         }
     }
-    word
 }
 
 /// The head of a skill's body (after the frontmatter), at most
@@ -243,6 +286,26 @@ impl SkillSearch {
 
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
+    }
+
+    /// The index itself, for callers that weigh words by their rarity.
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
+    }
+
+    /// The best `limit` skills of `set` (the set this search was built
+    /// from) for `query`, with their raw scores, best first.
+    pub fn skills<'a>(
+        &self,
+        set: &'a SkillSet,
+        query: &str,
+        limit: usize,
+    ) -> Vec<(&'a Skill, f32)> {
+        self.index
+            .search(query, limit)
+            .into_iter()
+            .filter_map(|hit| Some((set.by_qualified_id(&self.skills[hit.doc])?, hit.score)))
+            .collect()
     }
 
     /// The best `limit` skills of `set` (the set this search was built from)

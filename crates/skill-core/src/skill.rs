@@ -90,7 +90,8 @@ impl Scope {
         })
     }
 
-    pub const RESERVED_NAMESPACES: [&'static str; 3] = ["project", "user", "external"];
+    /// `plugin` holds the plugin skills the hub installs from marketplaces.
+    pub const RESERVED_NAMESPACES: [&'static str; 4] = ["project", "user", "external", "plugin"];
 }
 
 impl fmt::Display for Scope {

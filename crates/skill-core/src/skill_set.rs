@@ -111,8 +111,26 @@ pub(crate) fn resolve_among<'a>(
     let pick = |pred: &dyn Fn(&LookupKey<'a>) -> bool| -> Vec<usize> {
         (0..len).filter(|&i| pred(&key(i))).collect()
     };
-    let mut matches = if query.contains(':') {
-        pick(&|k| k.qualified == *query)
+    let mut matches = if let Some((plugin, skill)) = query.split_once(':') {
+        let exact = pick(&|k| k.qualified == *query);
+        // `<plugin>:<skill>` names an installed plugin skill, whose
+        // qualified id is `plugin:<plugin>/<skill>`.
+        if exact.is_empty() && !plugin.is_empty() && !skill.is_empty() && !skill.contains(':') {
+            let full = format!("{}:{plugin}/{skill}", crate::roots::PLUGIN_NAMESPACE);
+            let in_plugin = pick(&|k| k.qualified == *full.as_str());
+            if in_plugin.is_empty() {
+                // By name inside the plugin, when its folder is named otherwise.
+                pick(&|k| {
+                    k.name == skill
+                        && k.qualified.namespace == crate::roots::PLUGIN_NAMESPACE
+                        && k.qualified.id.split_once('/').map(|(p, _)| p) == Some(plugin)
+                })
+            } else {
+                in_plugin
+            }
+        } else {
+            exact
+        }
     } else if query.contains('/') {
         pick(&|k| k.id == query)
     } else {
@@ -610,5 +628,40 @@ pub(crate) mod tests {
             Some("solo")
         );
         assert!(set.by_qualified_id("user:os/of").is_none());
+    }
+
+    #[test]
+    fn a_plugin_skill_is_named_plugin_colon_skill_and_a_shared_bare_name_is_ambiguous() {
+        let plugin = || Scope::Plugin(crate::roots::PLUGIN_NAMESPACE.to_owned());
+        let mut set = SkillSet {
+            skills: vec![
+                skill(plugin(), Some("alpha"), "lint", "lint"),
+                skill(plugin(), Some("beta"), "lint", "lint"),
+                skill(plugin(), Some("beta"), "fmt-folder", "fmt"),
+            ],
+            gates: vec![None, None, None],
+            ..SkillSet::default()
+        };
+        set.finish();
+        match set.resolve("lint") {
+            Resolution::Ambiguous(found) => assert_eq!(
+                found.iter().map(|s| s.qualified_id()).collect::<Vec<_>>(),
+                ["plugin:alpha/lint", "plugin:beta/lint"]
+            ),
+            other => panic!("{other:?}"),
+        }
+        for (query, expected) in [
+            ("alpha:lint", "plugin:alpha/lint"),
+            ("beta:lint", "plugin:beta/lint"),
+            ("plugin:beta/lint", "plugin:beta/lint"),
+            ("beta:fmt", "plugin:beta/fmt-folder"),
+        ] {
+            match set.resolve(query) {
+                Resolution::Found(s) => assert_eq!(s.qualified_id(), expected, "{query}"),
+                other => panic!("{query}: {other:?}"),
+            }
+        }
+        assert!(matches!(set.resolve("gamma:lint"), Resolution::NotFound));
+        assert!(matches!(set.resolve("alpha:fmt"), Resolution::NotFound));
     }
 }

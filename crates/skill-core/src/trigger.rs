@@ -76,6 +76,46 @@ pub fn has_trigger(text: &str) -> bool {
     trigger_start(text).is_some()
 }
 
+/// Characters of a description the skills index can be counted on to show.
+/// A small library shows far more, but a library of a few hundred skills
+/// shares the index's budget out at about this much per skill, and the index
+/// then keeps only the trigger clause (see prompt-builder's skills index).
+pub const INDEX_SHOWN_CHARS: usize = 160;
+
+/// What keeps a description from telling a model when to load its skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerProblem {
+    /// No trigger clause at all.
+    Missing,
+    /// The trigger clause is longer than the index shows, so its end is cut.
+    Cut { clause_chars: usize },
+}
+
+/// The trigger problem of `description`, read on one line as the index reads it.
+pub fn trigger_problem(description: &str) -> Option<TriggerProblem> {
+    let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let Some(start) = trigger_start(&flat) else {
+        return Some(TriggerProblem::Missing);
+    };
+    if flat.chars().count() <= INDEX_SHOWN_CHARS {
+        return None;
+    }
+    let clause_chars = flat[start..].chars().count();
+    (clause_chars > INDEX_SHOWN_CHARS).then_some(TriggerProblem::Cut { clause_chars })
+}
+
+/// The warning a writer of `description` gets about its trigger, if any.
+pub fn trigger_warning(description: &str) -> Option<String> {
+    match trigger_problem(description)? {
+        TriggerProblem::Missing => Some(
+            "the description never says when to use the skill, so a model rarely picks it; end it with a clause such as 'Use when the user asks to …'".to_owned(),
+        ),
+        TriggerProblem::Cut { clause_chars } => Some(format!(
+            "the description's 'Use when …' clause has {clause_chars} characters; a crowded skills index shows about {INDEX_SHOWN_CHARS} of a description, so the end of the clause would be cut: shorten it"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +147,35 @@ mod tests {
         assert_eq!(trigger_start("A summary with no clause at all"), None);
         assert!(!has_trigger(""));
         assert!(has_trigger("Summary. USE WHEN shouting."));
+    }
+
+    #[test]
+    fn problems_missing_cut_and_fine() {
+        assert_eq!(
+            trigger_problem("Converts PDF files to text."),
+            Some(TriggerProblem::Missing)
+        );
+        assert_eq!(
+            trigger_problem("Converts PDFs. Use when a PDF is given."),
+            None
+        );
+        // A long summary is fine when the clause itself is short: the index
+        // keeps the clause.
+        let long_summary = format!("{} Use when a PDF is given.", "Converts files. ".repeat(20));
+        assert_eq!(trigger_problem(&long_summary), None);
+        let long_clause = format!(
+            "Converts. Use when {}",
+            "a PDF or a scan is given, ".repeat(10)
+        );
+        match trigger_problem(&long_clause) {
+            Some(TriggerProblem::Cut { clause_chars }) => {
+                assert!(clause_chars > INDEX_SHOWN_CHARS)
+            }
+            other => panic!("expected a cut clause, got {other:?}"),
+        }
+        assert!(trigger_warning("No clause here.").is_some_and(|w| w.contains("Use when")));
+        assert!(trigger_warning(&long_clause).is_some_and(|w| w.contains("cut")));
+        assert!(trigger_warning("Does X. Use this skill whenever X is due.").is_none());
     }
 
     #[test]

@@ -241,7 +241,12 @@ pub fn validate_skill_md(
                 Err(v) => warnings.push(v.message),
             }
         }
-        _ => warnings.extend(check_description(&description)?),
+        _ => {
+            warnings.extend(check_description(&description)?);
+            // Only the writer of a description is told about its trigger: a
+            // body patch is not the place to answer for it.
+            warnings.extend(crate::trigger::trigger_warning(&description));
+        }
     }
     if stripped[parsed.body_offset..].trim().is_empty() {
         return Err(violation(
@@ -379,8 +384,41 @@ mod tests {
         }
         let wordy = "Use when ".to_owned() + &"word ".repeat(120);
         let ok = validate_skill_md(&md("a", &wordy, "body"), SkillMdCheck::New).unwrap();
-        assert_eq!(ok.warnings.len(), 1);
+        // Too long to be read, and a trigger clause the index would cut.
+        assert_eq!(ok.warnings.len(), 2, "{:?}", ok.warnings);
         assert!(ok.warnings[0].contains("rarely read"), "{:?}", ok.warnings);
+        assert!(ok.warnings[1].contains("would be cut"), "{:?}", ok.warnings);
+    }
+
+    #[test]
+    fn the_writer_of_a_description_hears_about_its_trigger() {
+        let bare = "Converts PDF files to plain text";
+        for check in [
+            SkillMdCheck::New,
+            SkillMdCheck::Existing,
+            SkillMdCheck::Change {
+                before: Some("old"),
+                name_before: Some("a"),
+            },
+        ] {
+            let ok = validate_skill_md(&md("a", bare, "body"), check).unwrap();
+            assert_eq!(ok.warnings.len(), 1, "{check:?}: {:?}", ok.warnings);
+            assert!(
+                ok.warnings[0].contains("never says when"),
+                "{:?}",
+                ok.warnings
+            );
+        }
+        // A body-only write leaves the description's trigger to its author.
+        let kept = SkillMdCheck::Change {
+            before: Some(bare),
+            name_before: Some("a"),
+        };
+        let ok = validate_skill_md(&md("a", bare, "new body"), kept).unwrap();
+        assert!(ok.warnings.is_empty(), "{:?}", ok.warnings);
+        let with_trigger = "Converts PDFs to text. Use this skill whenever a PDF must be read";
+        let ok = validate_skill_md(&md("a", with_trigger, "body"), SkillMdCheck::New).unwrap();
+        assert!(ok.warnings.is_empty(), "{:?}", ok.warnings);
     }
 
     #[test]

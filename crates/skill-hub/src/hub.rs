@@ -51,6 +51,9 @@ pub struct Staged {
     pub source: String,
     pub trust: TrustLevel,
     pub category: Option<String>,
+    /// The marketplace plugin the skill belongs to: it is installed under
+    /// `skills/.plugins/<plugin>/` and locked as `<plugin>:<name>`.
+    pub plugin: Option<String>,
     pub report: ScanReport,
     pub decision: PolicyDecision,
     /// The policy refused a dangerous verdict and `--accept-dangerous`
@@ -64,10 +67,21 @@ pub struct Staged {
 }
 
 impl Staged {
-    /// `<category>/<name>` or `<name>`, relative to `skills/`.
+    /// `<category>/<name>` or `<name>` (`.plugins/<plugin>/<name>` for a
+    /// plugin skill), relative to `skills/`.
     pub fn install_path(&self) -> String {
-        match &self.category {
-            Some(c) => format!("{c}/{}", self.name),
+        match (&self.plugin, &self.category) {
+            (Some(p), _) => format!("{}/{p}/{}", skill_core::INSTALLED_PLUGINS_DIR, self.name),
+            (None, Some(c)) => format!("{c}/{}", self.name),
+            (None, None) => self.name.clone(),
+        }
+    }
+
+    /// The name the lock, `update` and `uninstall` know the skill by:
+    /// `<plugin>:<name>` for a plugin skill (two plugins may share a name).
+    pub fn lock_name(&self) -> String {
+        match &self.plugin {
+            Some(p) => format!("{p}:{}", self.name),
             None => self.name.clone(),
         }
     }
@@ -380,6 +394,32 @@ impl Hub {
         let ctx = self.ctx(quarantine.sub("fetch")?);
         let source = open(id.clone());
         let mut out = Vec::new();
+        if let Some(members) = source
+            .fetch_members(&ctx)
+            .await
+            .inspect_err(|e| self.audit_refused_package(&id, e))?
+        {
+            if members.is_empty() {
+                return Err(Error::Invalid(format!("{id} holds no SKILL.md")));
+            }
+            for (member, dir) in members {
+                let staged = match member.identifier.as_deref() {
+                    Some(text) => self.parse_listed(text).and_then(|member_id| {
+                        let fetched = Fetched {
+                            dir,
+                            category: None,
+                        };
+                        self.stage_member(&member_id, fetched, opts)
+                    }),
+                    None => Err(Error::Identifier(format!(
+                        "{} has no identifier of its own",
+                        member.name
+                    ))),
+                };
+                out.push(StagedMember { member, staged });
+            }
+            return Ok(out);
+        }
         let root = source
             .fetch_root(&ctx)
             .await
@@ -540,11 +580,23 @@ impl Hub {
             .ok()
             .and_then(|p| p.frontmatter.category)
             .filter(|c| skill_core::validate::validate_category(c).is_ok());
-        let category = opts
-            .category
-            .clone()
-            .or(fetched.category)
-            .or(frontmatter_category);
+        // A plugin skill lives in its plugin's folder, never in a category.
+        let plugin = match id {
+            Identifier::Marketplace {
+                plugin: Some(p),
+                skill: Some(_),
+                ..
+            } => Some(p.clone()),
+            _ => None,
+        };
+        let category = if plugin.is_some() {
+            None
+        } else {
+            opts.category
+                .clone()
+                .or(fetched.category)
+                .or(frontmatter_category)
+        };
         let content_hash = tree_hash(&dir)?;
         let files = file_list(&dir);
         Ok(Staged {
@@ -556,6 +608,7 @@ impl Hub {
             source: id.source_kind().to_owned(),
             trust,
             category,
+            plugin,
             report,
             decision,
             dangerous_accepted,
@@ -571,14 +624,21 @@ impl Hub {
     /// Refuses a name that the lock or the discovery engine already knows.
     fn check_free(&self, staged: &Staged) -> Result<()> {
         let lock = self.lock()?;
-        if let Some(entry) = lock.installed.get(&staged.name) {
+        let lock_name = staged.lock_name();
+        if let Some(entry) = lock.installed.get(&lock_name) {
             return Err(Error::Collision(format!(
-                "'{}' is already installed from {}; run `knack skills update {}` to refresh it",
-                staged.name, entry.identifier, staged.name
+                "'{lock_name}' is already installed from {}; run `knack skills update {lock_name}` to refresh it",
+                entry.identifier
             )));
         }
         let (set, _) = skill_core::discover(&self.discovery);
-        let taken: Vec<String> = match set.resolve(&staged.name) {
+        // A plugin skill only has to be new in its plugin: its bare name may
+        // be shared (and is then ambiguous, as every shared name is).
+        let wanted = match &staged.plugin {
+            Some(p) => format!("{}:{p}/{}", skill_core::PLUGIN_NAMESPACE, staged.name),
+            None => staged.name.clone(),
+        };
+        let taken: Vec<String> = match set.resolve(&wanted) {
             Resolution::NotFound => Vec::new(),
             Resolution::Found(s) | Resolution::Gated(s, _) => vec![s.qualified_id()],
             Resolution::Ambiguous(list) => list.iter().map(|s| s.qualified_id()).collect(),
@@ -646,20 +706,21 @@ impl Hub {
             installed_at: now.clone(),
             updated_at: now,
         };
+        let lock_name = staged.lock_name();
         let saved = self.lock().and_then(|mut lock| {
-            lock.installed.insert(staged.name.clone(), entry.clone());
+            lock.installed.insert(lock_name.clone(), entry.clone());
             lock.save(&self.hub_dir())
         });
         if let Err(e) = saved {
             remove_tree(&target);
             return Err(e);
         }
-        self.record_history(&staged.name, &entry.install_path, None, "install");
+        self.record_history(&lock_name, &entry.install_path, None, "install");
         if staged.dangerous_accepted {
             let _ = append_audit_line(
                 &self.hub_dir(),
                 AuditAction::Override,
-                &staged.name,
+                &lock_name,
                 &staged.source,
                 staged.trust.as_str(),
                 staged.report.verdict.as_str(),
@@ -669,7 +730,7 @@ impl Hub {
         let _ = append_audit_line(
             &self.hub_dir(),
             AuditAction::Install,
-            &staged.name,
+            &lock_name,
             &staged.source,
             staged.trust.as_str(),
             staged.report.verdict.as_str(),
@@ -677,7 +738,7 @@ impl Hub {
         );
         skill_core::snapshot::invalidate(&self.home.cache_dir());
         Ok(Installed {
-            name: staged.name,
+            name: lock_name,
             path: target,
             entry,
         })
@@ -687,7 +748,7 @@ impl Hub {
         let _ = append_audit_line(
             &self.hub_dir(),
             AuditAction::Blocked,
-            &staged.name,
+            &staged.lock_name(),
             &staged.source,
             staged.trust.as_str(),
             staged.report.verdict.as_str(),
@@ -1019,8 +1080,13 @@ impl Hub {
         })?;
         // An update never carries `--accept-dangerous` over: a new version
         // that scans dangerous is refused like any other.
+        let plugin_skill = matches!(id, Identifier::Marketplace { .. });
         let opts = InstallOptions {
-            category: entry.category().map(str::to_owned),
+            category: if plugin_skill {
+                None
+            } else {
+                entry.category().map(str::to_owned)
+            },
             force,
             accept_dangerous: false,
         };
@@ -1045,10 +1111,10 @@ impl Hub {
         if staged.content_hash == entry.content_hash {
             return Ok(UpdateOutcome::UpToDate);
         }
-        if staged.name != name {
+        if staged.lock_name() != name {
             return Err(Error::Invalid(format!(
                 "the source now names the skill '{}', not '{name}'; uninstall and install it anew",
-                staged.name
+                staged.lock_name()
             )));
         }
         if let PolicyDecision::Block { reason } = &staged.decision {

@@ -33,7 +33,19 @@ pub enum Identifier {
         path: Option<String>,
         reference: Option<String>,
     },
+    /// `marketplace:<repository>[::<plugin>[/<skill>]]`: a Claude Code plugin
+    /// marketplace (`.claude-plugin/marketplace.json`) in a folder, a git
+    /// repository or a GitHub repository; one of its plugins; one skill of
+    /// a plugin, by its folder name.
+    Marketplace {
+        repository: Box<Identifier>,
+        plugin: Option<String>,
+        skill: Option<String>,
+    },
 }
+
+/// What separates a marketplace's repository from the plugin it names.
+pub const PLUGIN_SEPARATOR: &str = "::";
 
 impl Identifier {
     /// Parses what the user typed. Relative paths are taken from `cwd`.
@@ -62,6 +74,9 @@ impl Identifier {
         }
         if let Some(rest) = text.strip_prefix("github:") {
             return parse_github(rest, text).map(Some);
+        }
+        if let Some(rest) = text.strip_prefix("marketplace:") {
+            return parse_marketplace(rest, text, cwd).map(Some);
         }
         if let Some(rest) = text.strip_prefix("file://") {
             if !rest.starts_with('/') {
@@ -122,6 +137,7 @@ impl Identifier {
             Identifier::WellKnown { .. } => "well-known",
             Identifier::Url { .. } => "url",
             Identifier::GitHub { .. } => "github",
+            Identifier::Marketplace { .. } => "marketplace",
         }
     }
 
@@ -148,6 +164,9 @@ impl Identifier {
             Identifier::WellKnown { base, .. } if listed(std::slice::from_ref(base)) => {
                 TrustLevel::Trusted
             }
+            // The marketplace's own repository decides: listing a
+            // marketplace vouches for what it lists, as a tap does.
+            Identifier::Marketplace { repository, .. } => repository.trust(config),
             _ => TrustLevel::Community,
         }
     }
@@ -193,6 +212,8 @@ impl Identifier {
                 reference: reference.clone(),
             }),
             Identifier::WellKnown { .. } | Identifier::Url { .. } => None,
+            // A marketplace names its skills by plugin, not by path.
+            Identifier::Marketplace { .. } => None,
         }
     }
 
@@ -266,8 +287,79 @@ impl fmt::Display for Identifier {
                 }
                 Ok(())
             }
+            Identifier::Marketplace {
+                repository,
+                plugin,
+                skill,
+            } => {
+                write!(f, "marketplace:{repository}")?;
+                if let Some(p) = plugin {
+                    write!(f, "{PLUGIN_SEPARATOR}{p}")?;
+                    if let Some(s) = skill {
+                        write!(f, "/{s}")?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
+}
+
+fn parse_marketplace(rest: &str, text: &str, cwd: &Path) -> Result<Identifier> {
+    // The plugin part follows the last `::` when what follows holds no other
+    // colon (an IPv6 host such as `[::1]:8080` is part of the repository).
+    let (repo_text, tail) = match rest.rsplit_once(PLUGIN_SEPARATOR) {
+        Some((r, t)) if !t.contains(':') => (r, Some(t)),
+        _ => (rest, None),
+    };
+    let repository = match Identifier::parse(repo_text, cwd)? {
+        Some(
+            id @ (Identifier::Local { .. } | Identifier::Git { .. } | Identifier::GitHub { .. }),
+        ) => id,
+        _ => {
+            return Err(Error::Identifier(format!(
+                "'{text}': a marketplace lives in a folder, a git+ repository or a github:owner/repo, which holds .claude-plugin/marketplace.json"
+            )));
+        }
+    };
+    let (plugin, skill) = match tail.map(|t| t.trim_matches('/')) {
+        None | Some("") => (None, None),
+        Some(t) => match t.split_once('/') {
+            Some((p, s)) => (Some(p), Some(s)),
+            None => (Some(t), None),
+        },
+    };
+    let checked = |part: Option<&str>, what: &str| -> Result<Option<String>> {
+        match part {
+            None => Ok(None),
+            Some(p) if is_plugin_part(p) => Ok(Some(p.to_owned())),
+            Some(p) => Err(Error::Identifier(format!(
+                "'{text}': '{p}' is not a {what} name (letters, digits, '.', '_' and '-')"
+            ))),
+        }
+    };
+    if let Some(p) = plugin
+        && skill_core::validate::validate_name(p).is_err()
+    {
+        return Err(Error::Identifier(format!(
+            "'{text}': '{p}' is not a plugin name (lowercase letters, digits, '.', '_' and '-')"
+        )));
+    }
+    Ok(Identifier::Marketplace {
+        repository: Box::new(repository),
+        plugin: checked(plugin, "plugin")?,
+        skill: checked(skill, "skill")?,
+    })
+}
+
+/// A plugin or skill folder name as marketplaces write them: one path
+/// segment of letters, digits, `.`, `_` and `-`, not `.` or `..`.
+pub(crate) fn is_plugin_part(p: &str) -> bool {
+    !p.is_empty()
+        && p != "."
+        && p != ".."
+        && p.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 fn parse_git(rest: &str, text: &str) -> Result<Identifier> {

@@ -82,6 +82,12 @@ pub enum Error {
 /// How many of a collection's members an error message names.
 const MEMBERS_NAMED: usize = 20;
 
+/// Whether a collection identifier is a whole marketplace, whose members are
+/// plugins (each a collection of skills) rather than skills.
+pub fn lists_plugins(identifier: &str) -> bool {
+    identifier.starts_with("marketplace:") && !identifier.contains(identifier::PLUGIN_SEPARATOR)
+}
+
 fn collection_message(identifier: &str, members: &[Member]) -> String {
     let named: Vec<&str> = members
         .iter()
@@ -90,8 +96,13 @@ fn collection_message(identifier: &str, members: &[Member]) -> String {
         .collect();
     let more = members.len().saturating_sub(MEMBERS_NAMED);
     format!(
-        "{identifier} holds {} skills; install one of them by its own identifier, or all of them with --all: {}{}",
+        "{identifier} holds {} {}; install one of them by its own identifier, or all of them with --all: {}{}",
         members.len(),
+        if lists_plugins(identifier) {
+            "plugins"
+        } else {
+            "skills"
+        },
         named.join(", "),
         if more > 0 {
             format!(" and {more} more")

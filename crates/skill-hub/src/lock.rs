@@ -79,6 +79,20 @@ impl HubLock {
 
 /// An install path the lock may point at: relative, plain segments, last one the name.
 pub(crate) fn check_install_path(name: &str, install_path: &str) -> Result<()> {
+    // A marketplace plugin's skill: locked as `<plugin>:<skill>`, kept at
+    // exactly `.plugins/<plugin>/<skill>`.
+    if let Some((plugin, skill)) = name.split_once(':') {
+        let expected = format!("{}/{plugin}/{skill}", skill_core::INSTALLED_PLUGINS_DIR);
+        let parts_ok = [plugin, skill]
+            .iter()
+            .all(|p| skill_core::validate::validate_name(p).is_ok());
+        if parts_ok && install_path == expected {
+            return Ok(());
+        }
+        return Err(Error::Unsafe(format!(
+            "the lock's install path '{install_path}' for the plugin skill '{name}' is not {expected}"
+        )));
+    }
     let path = Path::new(install_path);
     let plain = !install_path.is_empty()
         && !install_path.contains('\\')

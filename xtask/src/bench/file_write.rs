@@ -35,7 +35,8 @@ pub fn run(ws: &Workspace, args: &BenchArgs) -> Result<bool> {
                 "## File writes\n\n\
 What a file tool's write costs through the boundary: the gate (path resolution, the \
 skill-folder and protected-folder rules) and the replacement opened fd-relative beneath \
-the workspace with openat2 (temporary file, fsync, rename in the same folder handle). \
+the workspace with openat2 (a temporary file renamed in the same folder handle, without \
+an fsync: see the durability note in crates/agent-loop/src/tools/beneath.rs). \
 Medians of 1,000 calls through the tool registry (release build).\n\n{table}"
             )
         },

@@ -2,13 +2,16 @@
 //! result tables, and the marked sections of docs/performance.md each group owns.
 
 mod agent;
+mod checkpoint;
 mod client;
 mod context;
+mod diff_card;
 mod discovery;
 mod eval;
 mod file_write;
 mod guard;
 mod hub;
+mod learning;
 mod library;
 mod manage;
 mod mcp;
@@ -105,6 +108,14 @@ const GROUPS: &[Group] = &[
         run: tui::run,
     },
     Group {
+        name: "diff",
+        run: diff_card::run,
+    },
+    Group {
+        name: "checkpoint",
+        run: checkpoint::run,
+    },
+    Group {
         name: "sandbox",
         run: sandbox::run,
     },
@@ -139,6 +150,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "eval",
         run: eval::run,
+    },
+    Group {
+        name: "learning",
+        run: learning::run,
     },
 ];
 

@@ -9,13 +9,13 @@ use agent_protocol::Event;
 use tokio::sync::oneshot;
 
 use super::EventSink;
-use crate::tools::{ApprovalDecision, ApprovalFuture, Approver};
+use crate::tools::{ApprovalAnswer, ApprovalAsk, ApprovalDecision, ApprovalFuture, Approver};
 
 /// Asks the frontend; a dropped frontend counts as a denial.
 #[derive(Clone)]
 pub struct ChannelApprover {
     events: EventSink,
-    pending: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>,
+    pending: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>>,
     next: Arc<AtomicU64>,
 }
 
@@ -29,19 +29,19 @@ impl ChannelApprover {
     }
 
     /// Delivers the frontend's answer to the waiting tool call.
-    pub fn answer(&self, call_id: &str, decision: ApprovalDecision) {
+    pub fn answer(&self, call_id: &str, answer: ApprovalAnswer) {
         let sender = match self.pending.lock() {
             Ok(mut map) => map.remove(call_id),
             Err(poisoned) => poisoned.into_inner().remove(call_id),
         };
         if let Some(sender) = sender {
-            let _ = sender.send(decision);
+            let _ = sender.send(answer);
         }
     }
 }
 
 impl Approver for ChannelApprover {
-    fn approve<'a>(&'a self, command: &'a str, reason: &'a str) -> ApprovalFuture<'a> {
+    fn approve<'a>(&'a self, ask: &'a ApprovalAsk) -> ApprovalFuture<'a> {
         Box::pin(async move {
             let call_id = format!("approval-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
             let (tx, rx) = oneshot::channel();
@@ -51,10 +51,14 @@ impl Approver for ChannelApprover {
             };
             self.events.send(Event::ApprovalRequest {
                 call_id,
-                command: command.to_owned(),
-                reason: reason.to_owned(),
+                command: ask.subject.clone(),
+                reason: ask.reason.clone(),
+                exact_rule: ask.exact_rule.clone(),
+                prefix_rule: ask.prefix_rule.clone(),
+                diff: ask.diff.clone(),
             });
-            rx.await.unwrap_or(ApprovalDecision::Deny)
+            rx.await
+                .unwrap_or_else(|_| ApprovalAnswer::of(ApprovalDecision::Deny))
         })
     }
 }

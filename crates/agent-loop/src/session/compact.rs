@@ -21,15 +21,7 @@ pub(crate) fn budget_for(window: Option<u64>, model: &str, compact_at: f64) -> C
             "no context window configured for this model; assuming {window} tokens (set model.context_window or KNACK_CONTEXT_WINDOW)"
         );
     }
-    ContextBudget {
-        window,
-        reserve_output: (window / 8).min(8_192),
-        compact_at: if compact_at > 0.0 && compact_at <= 1.0 {
-            compact_at
-        } else {
-            0.8
-        },
-    }
+    ContextBudget::for_window(window, compact_at)
 }
 
 impl Session {
@@ -230,7 +222,7 @@ impl Session {
             }
         };
         let completion = self.client.stream_chat(&request, &mut on_update).await?;
-        self.record_usage(purpose, completion.usage.as_ref());
+        self.report_usage(purpose, completion.usage.as_ref());
         Ok(completion)
     }
 }

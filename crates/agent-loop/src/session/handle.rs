@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use agent_protocol::{Event, Op};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::{ChannelApprover, EventSink, ModelSwitch, Session, TurnOutcome};
@@ -17,6 +18,9 @@ pub struct SessionHandle {
     pub session_id: String,
     /// Changes the model of the following requests (`/model`).
     pub models: ModelSwitcher,
+    /// The session back once its work is done: after `Op::Shutdown`, or once
+    /// every op sender and `models` are dropped and the queued work has run.
+    pub finished: JoinHandle<Session>,
 }
 
 /// What the work loop runs, in the order it was asked.
@@ -42,7 +46,8 @@ impl ModelSwitcher {
     }
 }
 
-/// Runs `session` until `Op::Shutdown` or until every op sender is dropped.
+/// Runs `session` until `Op::Shutdown` or until every op sender (and the
+/// model switcher) is dropped.
 /// `approver` must be the one the session's tool context uses, so approval
 /// answers reach the waiting terminal call.
 pub fn spawn_session(
@@ -60,13 +65,26 @@ pub fn spawn_session(
     let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
 
     let router_current = Arc::clone(&current);
+    // The mode is read by tool calls as they run, so a switch takes effect mid-turn.
+    let mode = Arc::clone(&session.ctx.mode);
     tokio::spawn(async move {
         while let Some(op) = ops_rx.recv().await {
             match op {
                 Op::Interrupt => lock(&router_current).cancel(),
-                Op::Approval { call_id, decision } => {
+                Op::SetMode { mode: new } => *crate::tools::lock(&mode) = new,
+                Op::Approval {
+                    call_id,
+                    decision,
+                    rule,
+                    message,
+                } => {
                     if let Some(approver) = &approver {
-                        approver.answer(&call_id, decision);
+                        let answer = crate::tools::ApprovalAnswer {
+                            decision,
+                            rule,
+                            message,
+                        };
+                        approver.answer(&call_id, answer);
                     }
                 }
                 Op::Shutdown => {
@@ -80,12 +98,13 @@ pub fn spawn_session(
             }
         }
     });
-    tokio::spawn(work_loop(session, work_rx, current, events));
+    let finished = tokio::spawn(work_loop(session, work_rx, current, events));
     SessionHandle {
         ops: ops_tx,
         events: events_rx,
         session_id,
         models,
+        finished,
     }
 }
 
@@ -94,7 +113,7 @@ async fn work_loop(
     mut work: UnboundedReceiver<Work>,
     current: Arc<Mutex<CancellationToken>>,
     events: EventSink,
-) {
+) -> Session {
     while let Some(item) = work.recv().await {
         let op = match item {
             Work::Op(op) => op,
@@ -107,13 +126,7 @@ async fn work_loop(
         *lock(&current) = token.clone();
         match op {
             Op::UserTurn { text } => match session.run_turn(&text, token.clone()).await {
-                Ok(TurnOutcome::Answered(_)) => {
-                    events.send(Event::TurnComplete);
-                    if session.review_due() {
-                        // The answer is already on screen; the review follows it.
-                        let _ = session.run_review(token).await;
-                    }
-                }
+                Ok(TurnOutcome::Answered(_)) => session.finish_turn(token).await,
                 Ok(TurnOutcome::Interrupted) => {}
                 Err(e) => events.send(Event::Error {
                     message: e.to_string(),
@@ -139,9 +152,10 @@ async fn work_loop(
                 }),
             },
             Op::Shutdown => break,
-            Op::Interrupt | Op::Approval { .. } => {}
+            Op::Interrupt | Op::Approval { .. } | Op::SetMode { .. } => {}
         }
     }
+    session
 }
 
 fn lock(token: &Mutex<CancellationToken>) -> std::sync::MutexGuard<'_, CancellationToken> {

@@ -9,7 +9,6 @@ use mcp_client::{McpHub, StartOptions};
 use super::{Session, SessionOptions};
 use crate::Result;
 use crate::model::ModelClient;
-use crate::tools::ToolRegistry;
 
 /// Starts every configured MCP server in parallel; `None` when there are none.
 /// A server that fails is reported by `McpHub::statuses` and logged, never fatal.
@@ -22,15 +21,6 @@ pub async fn start_mcp_servers(home: &KnackHome, config: &Config) -> Option<Arc<
         env_file: home.env_file(),
     };
     Some(Arc::new(McpHub::start(&config.mcp_servers, options).await))
-}
-
-/// The built-in tools of the enabled toolsets, then the MCP servers' tools.
-pub(super) fn session_registry(options: &SessionOptions) -> ToolRegistry {
-    let builder = ToolRegistry::builder().builtin_toolsets(&options.config.agent.toolsets);
-    match &options.mcp {
-        Some(hub) => builder.mcp(hub).build(),
-        None => builder.build(),
-    }
 }
 
 impl Session {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use agent_protocol::{Event, SkillLoadVia};
 use knack_config::{Config, KnackHome};
-use prompt_builder::{Platform, PromptInputs, SessionFacts};
+use prompt_builder::Platform;
 use skill_core::{DiscoveryCache, PreprocessOptions};
 
 use crate::invocation::{Invocation, InvocationVia, render_invocation};
@@ -56,6 +56,8 @@ pub struct SessionOptions {
     /// `KNACK_CONTEXT_WINDOW`, `model.context_window`); `None` falls back to
     /// the model family's usual window.
     pub context_window: Option<u64>,
+    /// How file edits are approved at the start (`--mode`); `Op::SetMode` changes it.
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 impl SessionOptions {
@@ -86,6 +88,7 @@ impl SessionOptions {
             approver: Arc::new(crate::tools::AutoDeny),
             mcp: None,
             context_window,
+            mode: agent_protocol::ApprovalMode::default(),
         }
     }
 }
@@ -115,11 +118,18 @@ pub struct Session {
     pub(crate) ctx: ToolContext,
     /// The visible skills the model was last told about.
     pub(crate) catalog_baseline: BTreeSet<String>,
+    /// The approval mode the model was last told about (it starts knowing none:
+    /// auto-edits, the default, needs no note).
+    pub(crate) told_mode: agent_protocol::ApprovalMode,
+    /// Turns started in this process, for checkpoint ids.
+    pub(crate) turns_started: u64,
     /// Tool calls since the last `skill_manage` call (drives the review).
     pub(crate) calls_since_skill_write: u32,
     pub(crate) max_iterations: u32,
     pub(crate) review_enabled: bool,
     pub(crate) review_threshold: u32,
+    /// Longest a review may run (`agent.review_timeout_secs`).
+    pub(crate) review_timeout: std::time::Duration,
     pub(crate) preprocess: PreprocessOptions,
     pub(crate) events: EventSink,
     /// The window and when to compact.
@@ -145,7 +155,10 @@ impl Session {
     ) -> Result<Self> {
         let store = Arc::new(SessionStore::open(&options.home)?);
         let discovery = Arc::new(DiscoveryCache::new());
-        let registry = Arc::new(mcp::session_registry(&options));
+        let registry = Arc::new(crate::setup::registry(
+            &options.config.agent.toolsets,
+            options.mcp.as_ref(),
+        ));
         let review_threshold = options.config.skills.review_after_tool_calls;
         let preprocess = PreprocessOptions::from_config(&options.home, &options.config);
         // The secrets this session must never store or send. It is rebuilt before
@@ -193,21 +206,7 @@ impl Session {
                         &options.cwd,
                     );
                     let skills = discovery.get(&ctx_options);
-                    let toolsets = options.config.agent.toolsets.clone();
-                    let inputs = PromptInputs {
-                        home: options.home.clone(),
-                        config: options.config.clone(),
-                        cwd: options.cwd.clone(),
-                        session: SessionFacts {
-                            session_id: id.clone(),
-                            started: prompt_builder::utc_date(std::time::SystemTime::now()),
-                            model: options.model.clone(),
-                        },
-                        platform: options.platform,
-                        tools: registry.names().iter().map(|s| s.to_string()).collect(),
-                        toolsets,
-                        system_message: options.system_message.clone(),
-                    };
+                    let inputs = options.prompt_inputs(id.clone(), &registry);
                     // The usage records are read once, here: the index they
                     // order stays as it is for the whole session.
                     let index_options = prompt_builder::IndexOptions::from_inputs(&inputs)
@@ -252,6 +251,7 @@ impl Session {
             id.clone(),
         )
         .with_approver(Arc::clone(&options.approver))
+        .with_mode(options.mode)
         .with_sessions(Arc::clone(&store))
         .with_discovery(Arc::clone(&discovery))
         .with_redactor(redactor);
@@ -271,11 +271,16 @@ impl Session {
             preload_message: None,
             store,
             catalog_baseline: BTreeSet::new(),
+            told_mode: agent_protocol::ApprovalMode::default(),
+            turns_started: 0,
             ctx,
             calls_since_skill_write: 0,
             max_iterations: options.max_iterations.max(1),
             review_enabled: options.review && review_threshold > 0,
             review_threshold,
+            review_timeout: std::time::Duration::from_secs(
+                options.config.agent.review_timeout_secs,
+            ),
             preprocess,
             events,
             budget,

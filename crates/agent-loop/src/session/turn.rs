@@ -52,6 +52,7 @@ impl Session {
         let user_message = ChatMessage::user(user_message);
         self.check_window_holds_the_prefix(&user_message)?;
         self.record(user_message)?;
+        self.start_checkpoint(text);
 
         for iteration in 0..self.max_iterations {
             // Another process may have changed skills between turns; within a
@@ -61,6 +62,9 @@ impl Session {
                 self.append_catalog_note()?;
             }
             if let Some(note) = self.mcp_tools_note() {
+                self.record(ChatMessage::user(note))?;
+            }
+            if let Some(note) = self.mode_note() {
                 self.record(ChatMessage::user(note))?;
             }
             // What streamed so far survives the request future being dropped.
@@ -214,6 +218,47 @@ impl Session {
         }
     }
 
+    /// A fresh record of what this turn changes (for `/undo`); the previous turn's
+    /// checkpoints are pruned to their size cap first.
+    fn start_checkpoint(&mut self, text: &str) {
+        let checkpoints = self.ctx.home.checkpoints_dir();
+        crate::checkpoint::prune(&checkpoints, crate::checkpoint::MAX_TOTAL_BYTES);
+        self.turns_started += 1;
+        let recorder = crate::checkpoint::TurnRecorder::new(
+            &checkpoints,
+            &self.id,
+            crate::checkpoint::turn_id(self.turns_started),
+            &self.ctx.cwd,
+            text,
+        );
+        *crate::tools::lock(&self.ctx.checkpoint) = Some(recorder);
+    }
+
+    /// When the user switched the approval mode since the model last heard, one short
+    /// user-role note says what the new mode allows (the system prompt stays frozen).
+    fn mode_note(&mut self) -> Option<String> {
+        use agent_protocol::ApprovalMode;
+        let mode = self.ctx.approval_mode();
+        if mode == self.told_mode {
+            return None;
+        }
+        self.told_mode = mode;
+        Some(match mode {
+            ApprovalMode::Plan => "[Approval mode: plan] The user wants a plan, not changes: \
+                 this session is read-only now. Read and search freely, run only commands \
+                 that change nothing, and answer with the plan (what you would change, where \
+                 and why). File edits and other commands are refused until the user leaves \
+                 plan mode."
+                .to_owned(),
+            ApprovalMode::AskEdits => "[Approval mode: ask-edits] You may change files again; \
+                 the user approves each edit before it is made."
+                .to_owned(),
+            ApprovalMode::AutoEdits => "[Approval mode: auto-edits] You may change files in \
+                 the workspace again without the user approving each edit."
+                .to_owned(),
+        })
+    }
+
     /// When skills appeared or disappeared since the model last heard, one
     /// short user-role note tells it; the system prompt stays as it was.
     fn append_catalog_note(&mut self) -> Result<()> {
@@ -314,7 +359,15 @@ impl Session {
             forward(update)
         };
         let completion = self.client.stream_chat(&request, &mut on_update).await?;
-        if let Some(usage) = completion.usage {
+        self.report_usage(purpose, completion.usage.as_ref());
+        Ok(completion)
+    }
+
+    /// Tells the frontends what a request used (a `usage` event) and stores
+    /// it. Every request reports: turns, the review and compaction alike, so
+    /// the totals a frontend sums match what the store totals.
+    pub(crate) fn report_usage(&self, purpose: RequestPurpose, usage: Option<&Usage>) {
+        if let Some(usage) = usage {
             self.events.send(Event::Usage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
@@ -323,13 +376,12 @@ impl Session {
                 cost_usd: usage.cost_usd,
             });
         }
-        self.record_usage(purpose, completion.usage.as_ref());
-        Ok(completion)
+        self.record_usage(purpose, usage);
     }
 
     /// Stores what a request used, for `knack sessions show`. A failed write
     /// only loses the statistic, so it is logged rather than ending the turn.
-    pub(crate) fn record_usage(&self, purpose: RequestPurpose, usage: Option<&Usage>) {
+    fn record_usage(&self, purpose: RequestPurpose, usage: Option<&Usage>) {
         if let Some(usage) = usage
             && let Err(e) = self.store.record_usage(&self.id, purpose, usage)
         {
@@ -385,10 +437,26 @@ async fn run_call(
         &call.function.arguments,
     ));
     let started = Instant::now();
-    let reply = session
-        .registry
-        .dispatch(name, &call.function.arguments, ctx)
-        .await?;
+    let (reply, record) = crate::tools::recording(session.registry.dispatch(
+        name,
+        &call.function.arguments,
+        ctx,
+    ))
+    .await;
+    let reply = reply?;
+    if let Some(rule) = record.approved_by {
+        session.events.send(Event::AutoApproved {
+            call_id: call.id.clone(),
+            rule,
+        });
+    }
+    for change in record.diffs {
+        session.events.send(Event::FileDiff {
+            call_id: call.id.clone(),
+            path: change.path.display().to_string(),
+            diff: change.diff,
+        });
+    }
     let success = reply.success();
     let content = reply.content();
     session.events.send(Event::ToolCallOutput {

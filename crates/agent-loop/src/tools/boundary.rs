@@ -7,18 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-use knack_config::{ApprovalPolicy, SandboxMode};
+use agent_protocol::ApprovalMode;
+use knack_config::{Action, PermissionRule, SandboxMode};
 use knack_sandbox::{SandboxPolicy, resolve_existing_prefix};
 
 use super::context::lock;
-use super::{ApprovalDecision, ToolContext, ToolError};
-
-/// Approval keys for asks that are not destructive-command rules; an
-/// "always" answer is remembered per key for the session.
-pub const OUTSIDE_SANDBOX: &str = "outside-sandbox";
-pub const NO_SANDBOX: &str = "no-sandbox";
-pub const WRITE_OUTSIDE_WORKSPACE: &str = "write-outside-workspace";
-pub const UNTRUSTED_COMMAND: &str = "untrusted-command";
+use super::{ApprovalAsk, ApprovalDecision, ToolContext, ToolError};
 
 /// Files under the home that `read_file` never returns: they hold keys.
 const SECRET_FILE_NAMES: [&str; 1] = [".env"];
@@ -29,56 +23,191 @@ const SECRET_FILE_SUFFIXES: [&str; 3] = [".key", ".pem", ".env"];
 pub enum Gate {
     /// Run without asking.
     Run,
-    /// Ask the user; `key` is remembered on "always".
-    Ask { key: String, reason: String },
+    /// Run if a permission rule allows it, else ask the user (or, under
+    /// `agent.approval: never`, refuse).
+    Ask { reason: String },
     /// Do not run; the model is told why and how the user could allow it.
     Refuse { error: String, hint: String },
 }
 
 impl Gate {
-    fn ask(policy: ApprovalPolicy, key: &str, reason: String) -> Self {
-        if policy.asks() {
-            Self::Ask {
-                key: key.to_owned(),
-                reason,
-            }
-        } else {
-            Self::Refuse {
-                error: format!("refused without asking ({reason})."),
-                hint: format!(
-                    "agent.approval is `{}`, so nothing that needs approval runs. Find \
-                     another way, or ask the user to run it themselves.",
-                    policy.name()
-                ),
-            }
+    fn ask(reason: String) -> Self {
+        Self::Ask { reason }
+    }
+}
+
+/// What a gated call is about to do, as permission rules see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    Command {
+        command: String,
+        outside: bool,
+        /// It trips a destructive-command rule: only an exact rule covers it.
+        destructive: bool,
+    },
+    Write(PathBuf),
+    Fetch(String),
+    McpTool(String),
+}
+
+impl Subject {
+    pub fn command(command: &str, outside: bool) -> Self {
+        Self::Command {
+            command: command.trim().to_owned(),
+            outside,
+            destructive: super::terminal::destructive_rule(command).is_some(),
+        }
+    }
+
+    pub fn action(&self) -> Action<'_> {
+        match self {
+            Self::Command {
+                command,
+                outside,
+                destructive,
+            } => Action::Command {
+                command,
+                outside: *outside,
+                destructive: *destructive,
+            },
+            Self::Write(path) => Action::Write(path),
+            Self::Fetch(host) => Action::Fetch(host),
+            Self::McpTool(name) => Action::McpTool(name),
         }
     }
 }
 
-/// Asks the user when `gate` says so (unless "always" was answered for its
-/// key before) and turns a refusal into the model-visible error.
-pub async fn pass(ctx: &ToolContext, subject: &str, gate: Gate) -> Result<(), ToolError> {
-    match gate {
-        Gate::Run => Ok(()),
-        Gate::Refuse { error, hint } => Err(ToolError::model_with_hint(error, hint)),
-        Gate::Ask { key, reason } => {
-            if lock(&ctx.approved_rules).contains(&key) {
-                return Ok(());
-            }
-            let decision = ctx.approver.approve(subject, &reason).await;
-            if decision == ApprovalDecision::ApproveAlways {
-                lock(&ctx.approved_rules).insert(key);
-            }
-            if super::approval::allows(decision) {
-                Ok(())
-            } else {
-                Err(ToolError::model_with_hint(
-                    format!("refused: the user did not approve this ({reason})."),
-                    "Find a narrower way that stays inside the workspace, or ask the user to \
-                     do it themselves (a headless `knack run` approves only with --yolo).",
-                ))
-            }
+/// One gated call: what the user sees, what rules match, and an edit's diff.
+#[derive(Debug, Clone, Default)]
+pub struct Check {
+    pub display: String,
+    pub subject: Option<Subject>,
+    pub diff: Option<String>,
+}
+
+impl Check {
+    pub fn new(display: impl Into<String>, subject: Subject) -> Self {
+        Self {
+            display: display.into(),
+            subject: Some(subject),
+            diff: None,
         }
+    }
+
+    /// A check no permission rule applies to (reads and searches).
+    pub fn plain(display: impl Into<String>) -> Self {
+        Self {
+            display: display.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn with_diff(mut self, diff: Option<String>) -> Self {
+        self.diff = diff;
+        self
+    }
+}
+
+/// The permission rule (user config, or an "always" answer this session) that settles
+/// `action` in `list`, parsed on the way (config rules were checked when it was loaded).
+fn matching_rule<'r>(
+    rules: impl Iterator<Item = &'r String>,
+    matches: impl Fn(&PermissionRule) -> bool,
+) -> Option<String> {
+    rules
+        .filter_map(|raw| PermissionRule::parse(raw).ok())
+        .find(|rule| matches(rule))
+        .map(|rule| rule.to_string())
+}
+
+/// Lets the call through, or not: a `permissions.deny` rule refuses it whatever the gate
+/// says; an allow rule (config or an earlier "always") runs what would ask; otherwise
+/// the user is asked, and an "always" answer saves a rule that covers no more than what
+/// was shown.
+pub async fn pass(ctx: &ToolContext, check: Check, gate: Gate) -> Result<(), ToolError> {
+    let permissions = &ctx.config.permissions;
+    if let Some(subject) = &check.subject {
+        let action = subject.action();
+        if let Some(rule) = matching_rule(permissions.deny.iter(), |r| r.denies(&action)) {
+            return Err(ToolError::model_with_hint(
+                format!("refused: the user's permission rule `{rule}` forbids this."),
+                "Do not retry it in another form; do something else or ask the user.",
+            ));
+        }
+    }
+    let reason = match gate {
+        Gate::Run => return Ok(()),
+        Gate::Refuse { error, hint } => return Err(ToolError::model_with_hint(error, hint)),
+        Gate::Ask { reason } => reason,
+    };
+    let action = check.subject.as_ref().map(Subject::action);
+    if let Some(action) = &action {
+        let session_rules = lock(&ctx.approved_rules).clone();
+        let allowed = matching_rule(permissions.allow.iter().chain(session_rules.iter()), |r| {
+            r.allows(action)
+        });
+        if let Some(rule) = allowed {
+            super::call_record::record_rule(&rule);
+            return Ok(());
+        }
+    }
+    let policy = ctx.config.agent.approval;
+    if !policy.asks() {
+        return Err(ToolError::model_with_hint(
+            format!("refused without asking ({reason})."),
+            format!(
+                "agent.approval is `{}`, so nothing that needs approval runs. Find another \
+                 way, or ask the user to run it themselves.",
+                policy.name()
+            ),
+        ));
+    }
+    let ask = ApprovalAsk {
+        subject: check.display.clone(),
+        reason: reason.clone(),
+        exact_rule: action.as_ref().map(|a| a.exact_rule().to_string()),
+        prefix_rule: action
+            .as_ref()
+            .and_then(Action::suggested_prefix)
+            .map(|r| r.to_string()),
+        diff: check.diff.clone(),
+    };
+    let answer = ctx.approver.approve(&ask).await;
+    if answer.decision == ApprovalDecision::ApproveAlways
+        && let Some(action) = &action
+    {
+        remember(ctx, action, answer.rule.as_deref());
+    }
+    if super::approval::allows(answer.decision) {
+        return Ok(());
+    }
+    match answer.message.as_deref().map(str::trim) {
+        Some(message) if !message.is_empty() => Err(ToolError::model_with_hint(
+            format!("refused: the user did not approve this ({reason}). The user says: {message}"),
+            "Follow what the user said instead of retrying.",
+        )),
+        _ => Err(ToolError::model_with_hint(
+            format!("refused: the user did not approve this ({reason})."),
+            "Find a narrower way that stays inside the workspace, or ask the user to do it \
+             themselves (a headless `knack run` approves only with --yolo or a \
+             permissions.allow rule).",
+        )),
+    }
+}
+
+/// Saves the rule an "always" answer chose, for the session and in the user's config. A
+/// rule that does not fit what was asked (wider in kind, a prefix for a run outside the
+/// sandbox, or not covering it at all) is replaced by the exact rule: one keypress never
+/// approves more than what was on screen.
+fn remember(ctx: &ToolContext, action: &Action<'_>, chosen: Option<&str>) {
+    let rule = chosen
+        .and_then(|raw| PermissionRule::parse(raw).ok())
+        .filter(|rule| rule.fits_answer_for(action))
+        .unwrap_or_else(|| action.exact_rule());
+    lock(&ctx.approved_rules).insert(rule.to_string());
+    let path = ctx.home.config_path();
+    if let Err(e) = knack_config::permissions::save_allow_rule(&path, &rule) {
+        tracing::warn!(error = %e, rule = %rule, "could not save the permission rule; it holds for this session only");
     }
 }
 
@@ -156,6 +285,17 @@ pub fn protected_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
     dirs
 }
 
+/// The start-up file or folder of the user's home (`$HOME`) that `path` (resolved) is or
+/// lies in, if any.
+fn startup_file(path: &Path) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    let home = resolve_existing_prefix(Path::new(&home));
+    HOME_STARTUP_FILES
+        .iter()
+        .map(|name| resolve_existing_prefix(&home.join(name)))
+        .find(|file| path.starts_with(file))
+}
+
 /// Shell start-up files and tool settings in a home folder: what runs the next time the
 /// user opens a shell or uses git and ssh. Protected when a writable root contains them.
 const HOME_STARTUP_FILES: [&str; 15] = [
@@ -177,23 +317,41 @@ const HOME_STARTUP_FILES: [&str; 15] = [
 ];
 
 /// What sandboxed commands see read-only beneath their writable roots: knack's own files
-/// ([`protected_dirs`]), every `.git` from the working directory up (its hooks and config
-/// run when the user next uses git; a `gitdir:` file is followed by the sandbox), and the
-/// user's shell start-up files.
+/// ([`protected_dirs`]), the `.git` places git would use from the working directory
+/// ([`git_places`]; their hooks and config run when the user next uses git, and a
+/// `gitdir:` file is followed by the sandbox), and the user's shell start-up files.
 pub fn protected_paths(ctx: &ToolContext) -> Vec<PathBuf> {
     let mut paths = protected_dirs(ctx);
-    for ancestor in ctx.cwd.ancestors() {
-        let git = ancestor.join(".git");
-        // A `.git` that does not exist yet is not masked: `git init` stays possible.
-        if std::fs::symlink_metadata(&git).is_ok() {
-            paths.push(git);
-        }
-    }
+    paths.extend(git_places(&ctx.cwd));
     if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         let home = PathBuf::from(home);
         paths.extend(HOME_STARTUP_FILES.iter().map(|name| home.join(name)));
     }
     paths
+}
+
+/// The `.git` places commands must not change: every existing `.git` from `cwd` up, and
+/// `cwd`'s own when it is missing (the sandbox masks it): one a command created there
+/// would be the repository git uses from the working directory, hooks and
+/// `core.fsmonitor` included. A masked one means `git init` needs a command outside the
+/// sandbox. Missing ones elsewhere are not masked, so the placeholders stay inside the
+/// workspace (see docs/security.md for what that leaves open).
+pub fn git_places(cwd: &Path) -> Vec<PathBuf> {
+    let mut places = vec![cwd.join(".git")];
+    places.extend(
+        cwd.ancestors()
+            .skip(1)
+            .map(|dir| dir.join(".git"))
+            .filter(|git| std::fs::symlink_metadata(git).is_ok()),
+    );
+    places
+}
+
+/// Whether a file tool's write to `path` (resolved) would change what git runs or reads as
+/// configuration: anything inside a `.git` (a folder or a `gitdir:` file) anywhere. A
+/// repository nested in the workspace is run by git just the same once the user is in it.
+fn is_git_path(path: &Path) -> bool {
+    path.components().any(|part| part.as_os_str() == ".git")
 }
 
 /// knack's key files (`.env`, `*.key`, `*.pem` in its home and the folders directly in
@@ -237,42 +395,51 @@ pub fn sandbox_missing_reason() -> Option<String> {
 pub fn command_gate(ctx: &ToolContext, command: &str, outside_sandbox: bool) -> Gate {
     let agent = &ctx.config.agent;
     let policy = agent.approval;
+    if ctx.approval_mode() == ApprovalMode::Plan {
+        if outside_sandbox {
+            return plan_refusal("runs outside the sandbox");
+        }
+        if let Err(why) = super::read_only::check(command) {
+            return plan_refusal(&format!("may change things ({why})"));
+        }
+    }
     if outside_sandbox && agent.sandbox != SandboxMode::FullAccess {
         return Gate::ask(
-            policy,
-            OUTSIDE_SANDBOX,
             "the command asks to run outside the sandbox, with the user's full rights".to_owned(),
         );
     }
     if agent.sandbox != SandboxMode::FullAccess
         && let Some(why) = sandbox_missing_reason()
     {
-        return Gate::ask(
-            policy,
-            NO_SANDBOX,
-            format!("commands run less confined than the full sandbox here: {why}"),
-        );
+        return Gate::ask(format!(
+            "commands run less confined than the full sandbox here: {why}"
+        ));
     }
     if let Some(rule) = super::terminal::destructive_rule(command) {
-        return Gate::ask(
-            policy,
-            rule.id,
-            format!("it matches the rule '{}' ({})", rule.id, rule.reason),
-        );
+        return Gate::ask(format!(
+            "it matches the destructive-command pattern '{}' ({})",
+            rule.id, rule.reason
+        ));
     }
     if policy.approves_every_command()
         && let Err(why) = super::read_only::check(command)
     {
-        return Gate::ask(
-            policy,
-            UNTRUSTED_COMMAND,
-            format!(
-                "agent.approval is `{}` and this is not a known read-only command ({why})",
-                policy.name()
-            ),
-        );
+        return Gate::ask(format!(
+            "agent.approval is `{}` and this is not a known read-only command ({why})",
+            policy.name()
+        ));
     }
     Gate::Run
+}
+
+/// The refusal for something that would change things while the user plans.
+fn plan_refusal(what: &str) -> Gate {
+    Gate::Refuse {
+        error: format!("refused: the session is in plan mode (read-only) and this {what}."),
+        hint: "Read and search as needed, then set out the plan: what you would change and \
+               how. The user leaves plan mode with Shift-Tab (or --mode)."
+            .to_owned(),
+    }
 }
 
 /// What a file tool may do with a path.
@@ -435,17 +602,54 @@ fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
             };
         }
     }
+    if is_git_path(path) {
+        return Gate::Refuse {
+            error: format!(
+                "{} is inside a git folder, whose hooks and config run when the user next \
+                 uses git; no file tool writes there.",
+                path.display()
+            ),
+            hint: "Change the files of the working tree; git's own settings are the user's \
+                   to change in their shell."
+                .to_owned(),
+        };
+    }
+    if let Some(file) = startup_file(path) {
+        return Gate::Refuse {
+            error: format!(
+                "{} is inside {}, which the user's shell or git runs or reads on its own; no \
+                 file tool writes there.",
+                path.display(),
+                file.display()
+            ),
+            hint: "Tell the user what to add to their start-up files; they change them \
+                   themselves."
+                .to_owned(),
+        };
+    }
+    let mode = ctx.approval_mode();
+    if mode == ApprovalMode::Plan {
+        return plan_refusal(&format!("writes {}", path.display()));
+    }
+    let gate = sandbox_write_gate(ctx, path);
+    if gate == Gate::Run && mode == ApprovalMode::AskEdits {
+        return Gate::ask(format!(
+            "the approval mode is ask-edits: every edit waits for you ({})",
+            path.display()
+        ));
+    }
+    gate
+}
+
+/// What the sandbox setting says about a write to `path`.
+fn sandbox_write_gate(ctx: &ToolContext, path: &Path) -> Gate {
     let agent = &ctx.config.agent;
     match agent.sandbox {
         SandboxMode::FullAccess => Gate::Run,
-        SandboxMode::ReadOnly => Gate::ask(
-            agent.approval,
-            WRITE_OUTSIDE_WORKSPACE,
-            format!(
-                "agent.sandbox is read-only and this writes {}",
-                path.display()
-            ),
-        ),
+        SandboxMode::ReadOnly => Gate::ask(format!(
+            "agent.sandbox is read-only and this writes {}",
+            path.display()
+        )),
         SandboxMode::WorkspaceWrite => {
             let inside = writable_roots(ctx)
                 .iter()
@@ -454,11 +658,10 @@ fn write_gate(ctx: &ToolContext, path: &Path) -> Gate {
             if inside {
                 Gate::Run
             } else {
-                Gate::ask(
-                    agent.approval,
-                    WRITE_OUTSIDE_WORKSPACE,
-                    format!("this writes {}, outside the workspace", path.display()),
-                )
+                Gate::ask(format!(
+                    "this writes {}, outside the workspace",
+                    path.display()
+                ))
             }
         }
     }
@@ -479,30 +682,27 @@ pub struct McpToolHints {
 pub fn mcp_tool_gate(ctx: &ToolContext, name: &str, hints: McpToolHints) -> Gate {
     use knack_config::McpApproval;
     let policy = ctx.config.agent.approval;
-    // "Always" is remembered per tool: approving one tool says nothing of the others.
-    let key = format!("mcp:{name}");
+    // "Always" saves a rule for this one tool (`Subject::McpTool`): approving one tool
+    // says nothing of the others.
+    if ctx.approval_mode() == ApprovalMode::Plan && !hints.read_only {
+        return plan_refusal(&format!("calls {name}, which does not say it only reads"));
+    }
     match hints.approval {
         McpApproval::Never => Gate::Run,
-        McpApproval::Always => Gate::ask(
-            policy,
-            &key,
-            format!("{name} belongs to an MCP server whose approval is `always`"),
-        ),
+        McpApproval::Always => Gate::ask(format!(
+            "{name} belongs to an MCP server whose approval is `always`"
+        )),
         McpApproval::Auto if hints.read_only => Gate::Run,
         McpApproval::Auto
             if hints.destructive == Some(false) && policy.trusts_non_destructive_tools() =>
         {
             Gate::Run
         }
-        McpApproval::Auto => Gate::ask(
-            policy,
-            &key,
-            if hints.destructive == Some(true) {
-                format!("the MCP tool {name} says it may change or delete things")
-            } else {
-                format!("the MCP tool {name} does not say it only reads")
-            },
-        ),
+        McpApproval::Auto => Gate::ask(if hints.destructive == Some(true) {
+            format!("the MCP tool {name} says it may change or delete things")
+        } else {
+            format!("the MCP tool {name} does not say it only reads")
+        }),
     }
 }
 
@@ -603,6 +803,46 @@ mod tests {
     }
 
     #[test]
+    fn git_places_are_the_working_directorys_own_and_every_existing_one_above() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(root.join("repo/a/b")).unwrap();
+        let places = git_places(&root.join("repo/a/b"));
+        assert_eq!(
+            &places[..2],
+            &[root.join("repo/a/b/.git"), root.join("repo/.git")]
+        );
+        assert!(!places.contains(&root.join("repo/a/.git")), "{places:?}");
+        assert!(!places.contains(&root.join(".git")), "{places:?}");
+        // The repository's own, when the working directory is its root.
+        let places = git_places(&root.join("repo"));
+        assert_eq!(places[0], root.join("repo/.git"));
+        assert!(!places[1..].contains(&root.join("repo/.git")));
+    }
+
+    #[test]
+    fn file_writes_into_any_git_folder_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx_in(dir.path(), |_| {});
+        std::fs::create_dir_all(dir.path().join("work/vendor/lib")).unwrap();
+        std::fs::write(dir.path().join("work/vendor/lib/.git"), "gitdir: ../x\n").unwrap();
+        for raw in [
+            ".git/hooks/pre-commit",
+            ".git/config",
+            "nested/.git/config",
+            "vendor/lib/.git",
+        ] {
+            let (_, gate) = file_gate(&ctx, raw, FileAccess::Write);
+            assert!(matches!(gate, Gate::Refuse { .. }), "{raw}: {gate:?}");
+        }
+        for raw in [".gitignore", ".github/workflows/ci.yml", "src/git/mod.rs"] {
+            let (_, gate) = file_gate(&ctx, raw, FileAccess::Write);
+            assert_eq!(gate, Gate::Run, "{raw}");
+        }
+    }
+
+    #[test]
     fn commands_outside_the_sandbox_keep_knacks_files_read_only() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx_in(dir.path(), |_| {});
@@ -624,20 +864,27 @@ mod tests {
     #[test]
     fn never_refuses_what_would_ask_and_on_request_asks() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = ctx_in(dir.path(), |c| c.agent.approval = ApprovalPolicy::Never);
-        assert!(matches!(
-            command_gate(&ctx, "ls", true),
-            Gate::Refuse { .. }
-        ));
+        let ctx = ctx_in(dir.path(), |c| {
+            c.agent.approval = knack_config::ApprovalPolicy::Never
+        });
+        let never = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(pass(
+                &ctx,
+                Check::new("ls", Subject::command("ls", true)),
+                command_gate(&ctx, "ls", true),
+            ));
+        assert!(never.is_err(), "never runs what would ask");
         let ctx = ctx_in(dir.path(), |_| {});
         assert!(matches!(
             command_gate(&ctx, "ls", true),
-            Gate::Ask { ref key, .. } if key == OUTSIDE_SANDBOX
+            Gate::Ask { ref reason } if reason.contains("outside the sandbox")
         ));
         assert_eq!(command_gate(&ctx, "ls", false), Gate::Run);
         assert!(matches!(
             command_gate(&ctx, "rm -rf /", false),
-            Gate::Ask { ref key, .. } if key == "recursive-delete-root"
+            Gate::Ask { ref reason } if reason.contains("recursive-delete-root")
         ));
     }
 

@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use agent_protocol::ApprovalMode;
 use knack_config::{Config, KnackHome};
 use skill_core::search::SkillSearch;
 use skill_core::{DiscoveryCache, DiscoveryOptions, SkillSet};
@@ -100,8 +101,13 @@ pub struct ToolContext {
     /// `skill_manage` in a review may change only these.
     pub viewed_paths: Arc<Mutex<HashSet<PathBuf>>>,
     pub approver: Arc<dyn Approver>,
-    /// Rules the user answered "always" to, for the rest of the session.
+    /// Permission rules the user answered "always" with, for the rest of the session
+    /// (also saved to config.yaml).
     pub approved_rules: Arc<Mutex<BTreeSet<String>>>,
+    /// How file edits are approved; the frontend changes it mid-session (`Op::SetMode`).
+    pub mode: Arc<Mutex<ApprovalMode>>,
+    /// Records what the running turn changes, for undo; `None` outside a session's turn.
+    pub checkpoint: Arc<Mutex<Option<crate::checkpoint::TurnRecorder>>>,
     /// Cancelled on interrupt; long-running tools stop early.
     pub cancel: CancellationToken,
     /// When set, only these tools may run (the review's whitelist); any other
@@ -146,6 +152,8 @@ impl ToolContext {
             viewed_paths: Arc::new(Mutex::new(HashSet::new())),
             approver: Arc::new(AutoDeny),
             approved_rules: Arc::new(Mutex::new(BTreeSet::new())),
+            mode: Arc::new(Mutex::new(ApprovalMode::default())),
+            checkpoint: Arc::new(Mutex::new(None)),
             cancel: CancellationToken::new(),
             allowed: None,
             sessions: None,
@@ -157,6 +165,16 @@ impl ToolContext {
     /// Shares a session's redactor (built once) instead of this context's own.
     pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
         self.redactor = redactor;
+        self
+    }
+
+    /// The approval mode in force now.
+    pub fn approval_mode(&self) -> ApprovalMode {
+        *lock(&self.mode)
+    }
+
+    pub fn with_mode(self, mode: ApprovalMode) -> Self {
+        *lock(&self.mode) = mode;
         self
     }
 

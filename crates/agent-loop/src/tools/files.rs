@@ -7,6 +7,7 @@
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use regex::RegexBuilder;
 use schemars::JsonSchema;
@@ -62,7 +63,8 @@ impl Tool for ReadFile {
         Box::pin(async move {
             let args: ReadArgs = parse_args(self.name(), args)?;
             let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Read);
-            boundary::pass(ctx, &format!("read {}", path.display()), gate).await?;
+            let check = boundary::Check::plain(format!("read {}", path.display()));
+            boundary::pass(ctx, check, gate).await?;
             blocking(move || read_lines(&path, args.offset, args.limit)).await
         })
     }
@@ -183,21 +185,58 @@ impl Tool for WriteFile {
         Box::pin(async move {
             let args: WriteArgs = parse_args(self.name(), args)?;
             let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Write);
-            boundary::pass(ctx, &format!("write {}", path.display()), gate).await?;
+            // The diff is shown only when the user is asked; it is not worth reading the
+            // old file otherwise.
+            let diff = matches!(gate, boundary::Gate::Ask { .. }).then(|| {
+                let old = std::fs::read_to_string(&path).unwrap_or_default();
+                crate::edit_diff::unified(&path, &old, &args.content)
+            });
+            let check = boundary::Check::new(
+                format!("write {}", path.display()),
+                boundary::Subject::Write(path.clone()),
+            )
+            .with_diff(diff);
+            boundary::pass(ctx, check, gate).await?;
             let target = WriteTarget::new(ctx, path);
-            blocking(move || {
+            let checkpoint = Arc::clone(&ctx.checkpoint);
+            let (result, diff) = blocking(move || {
                 let root = target.open()?;
+                // What the file held (read beneath the checked folder, like the write),
+                // for undo and for the card's diff.
+                let old = match root.read(&target.rel, MAX_READ_BYTES) {
+                    Ok(Ok(bytes)) => {
+                        record_for_undo(&checkpoint, &target.path, Old::Bytes(&bytes));
+                        String::from_utf8(bytes).ok()
+                    }
+                    Ok(Err(_too_long)) => {
+                        record_for_undo(&checkpoint, &target.path, Old::TooBig);
+                        None
+                    }
+                    Err(_missing) => {
+                        record_for_undo(&checkpoint, &target.path, Old::Missing);
+                        Some(String::new())
+                    }
+                };
                 let done = root
                     .replace(&target.rel, args.content.as_bytes())
                     .map_err(|e| beneath_error("cannot write", &e))?;
-                Ok(json!({
+                let diff = old.map(|old| {
+                    let old = if done.created { "" } else { old.as_str() };
+                    crate::edit_diff::unified(&target.path, old, &args.content)
+                });
+                let result = json!({
                     "success": true,
                     "path": target.path.display().to_string(),
                     "bytes_written": args.content.len(),
                     "created": done.created,
-                }))
+                });
+                Ok((result, diff.map(|d| (target.path, d))))
             })
-            .await
+            .await?;
+            if let Some((path, diff)) = diff {
+                super::call_record::record_diff(path, diff);
+            }
+            Ok(result)
         })
     }
 }
@@ -238,9 +277,17 @@ impl Tool for Patch {
         Box::pin(async move {
             let args: PatchArgs = parse_args(self.name(), args)?;
             let (path, gate) = boundary::file_gate(ctx, &args.path, FileAccess::Write);
-            boundary::pass(ctx, &format!("write {}", path.display()), gate).await?;
+            let diff = matches!(gate, boundary::Gate::Ask { .. })
+                .then(|| crate::edit_diff::unified(&path, &args.old_string, &args.new_string));
+            let check = boundary::Check::new(
+                format!("patch {}", path.display()),
+                boundary::Subject::Write(path.clone()),
+            )
+            .with_diff(diff);
+            boundary::pass(ctx, check, gate).await?;
             let target = WriteTarget::new(ctx, path);
-            blocking(move || {
+            let checkpoint = Arc::clone(&ctx.checkpoint);
+            let (result, path, diff) = blocking(move || {
                 let root = target.open()?;
                 // Read and written through the same folder handle: the patch
                 // applies to the file that was checked, and lands there.
@@ -254,6 +301,7 @@ impl Tool for Patch {
                     }
                     Err(e) => return Err(beneath_error("cannot read", &e)),
                 };
+                record_for_undo(&checkpoint, &target.path, Old::Bytes(&bytes));
                 let content = String::from_utf8(bytes).map_err(|_| {
                     ToolError::model(format!(
                         "{} is not UTF-8 text; patch changes text files only.",
@@ -272,13 +320,17 @@ impl Tool for Patch {
                 })?;
                 root.replace(&target.rel, patched.as_bytes())
                     .map_err(|e| beneath_error("cannot write", &e))?;
-                Ok(json!({
+                let diff = crate::edit_diff::unified(&target.path, &content, &patched);
+                let result = json!({
                     "success": true,
                     "path": target.path.display().to_string(),
                     "replacements": replacements,
-                }))
+                });
+                Ok((result, target.path, diff))
             })
-            .await
+            .await?;
+            super::call_record::record_diff(path, diff);
+            Ok(result)
         })
     }
 }
@@ -331,7 +383,8 @@ impl Tool for SearchFiles {
             let args: SearchArgs = parse_args(self.name(), args)?;
             let raw = args.path.as_deref().unwrap_or(".");
             let (root, gate) = boundary::file_gate(ctx, raw, FileAccess::Read);
-            boundary::pass(ctx, &format!("search {}", root.display()), gate).await?;
+            let check = boundary::Check::plain(format!("search {}", root.display()));
+            boundary::pass(ctx, check, gate).await?;
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
             // Key files under the home are skipped inside a folder search too,
@@ -545,9 +598,38 @@ fn beneath_error(what: &str, e: &BeneathError) -> ToolError {
 }
 
 /// Runs file-system work off the async threads.
-async fn blocking<F>(work: F) -> Result<Value, ToolError>
+/// What a file held before a file tool changed it.
+enum Old<'a> {
+    Bytes(&'a [u8]),
+    Missing,
+    TooBig,
+}
+
+/// Notes `path` as it is before this turn's first change to it, for undo. A failure
+/// only costs the undo of this file, so it is logged, not returned.
+fn record_for_undo(
+    checkpoint: &Mutex<Option<crate::checkpoint::TurnRecorder>>,
+    path: &Path,
+    old: Old<'_>,
+) {
+    let mut guard = super::lock(checkpoint);
+    let Some(recorder) = guard.as_mut() else {
+        return;
+    };
+    let recorded = match old {
+        Old::Bytes(bytes) => recorder.record(path, Some(bytes)),
+        Old::Missing => recorder.record(path, None),
+        Old::TooBig => recorder.record_too_big(path),
+    };
+    if let Err(e) = recorded {
+        tracing::warn!(error = %e, path = %path.display(), "could not checkpoint a file before changing it");
+    }
+}
+
+async fn blocking<F, T>(work: F) -> Result<T, ToolError>
 where
-    F: FnOnce() -> Result<Value, ToolError> + Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+    T: Send + 'static,
 {
     tokio::task::spawn_blocking(work)
         .await

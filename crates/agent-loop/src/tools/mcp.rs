@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mcp_client::{McpHub, ToolInfo, qualified_name};
 use serde_json::{Map, Value, json};
 
-use super::boundary::{McpToolHints, mcp_tool_gate, pass};
+use super::boundary::{Check, McpToolHints, Subject, mcp_tool_gate, pass};
 use super::{Tool, ToolContext, ToolError, ToolFuture, Toolset};
 
 /// One tool of one MCP server.
@@ -111,7 +111,8 @@ impl Tool for McpTool {
                 approval: self.info.approval,
             };
             let subject = format!("{} {}", self.name, args);
-            pass(ctx, &subject, mcp_tool_gate(ctx, &self.name, hints)).await?;
+            let check = Check::new(subject, Subject::McpTool(self.name.clone()));
+            pass(ctx, check, mcp_tool_gate(ctx, &self.name, hints)).await?;
             let Value::Object(arguments) = args else {
                 return Err(ToolError::model(format!(
                     "the arguments for {} must be a JSON object.",
@@ -197,10 +198,11 @@ mod tests {
         for policy in [Untrusted, OnRequest, Never] {
             assert_eq!(gate(policy, true, None, Auto), "run");
         }
-        // No annotation or destructive: asks, refused under `never`.
+        // No annotation or destructive: asks (under `never`, `boundary::pass` refuses
+        // what asks unless a permission rule allows it).
         assert_eq!(gate(OnRequest, false, None, Auto), "ask");
         assert_eq!(gate(Untrusted, false, Some(true), Auto), "ask");
-        assert_eq!(gate(Never, false, Some(true), Auto), "refuse");
+        assert_eq!(gate(Never, false, Some(true), Auto), "ask");
         // Additive only: runs under on-request, asks under untrusted.
         assert_eq!(gate(OnRequest, false, Some(false), Auto), "run");
         assert_eq!(gate(Untrusted, false, Some(false), Auto), "ask");

@@ -9,6 +9,7 @@
 mod approval;
 mod beneath;
 pub mod boundary;
+mod call_record;
 mod context;
 mod files;
 mod mcp;
@@ -19,13 +20,17 @@ mod schema;
 mod session_search;
 mod skills;
 mod terminal;
+mod web_fetch;
 
 use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{Map, Value};
 
-pub use approval::{ApprovalDecision, ApprovalFuture, Approver, AutoApprove, AutoDeny};
+pub use approval::{
+    ApprovalAnswer, ApprovalAsk, ApprovalDecision, ApprovalFuture, Approver, AutoApprove, AutoDeny,
+};
+pub use call_record::{CallRecord, FileDiff, recording};
 pub(crate) use context::lock;
 pub use context::{CatalogChanges, CatalogDelta, SkillWriteMode, ToolContext};
 pub(crate) use files::looks_binary;
@@ -87,18 +92,21 @@ pub enum Toolset {
     File,
     Memory,
     SessionSearch,
+    /// `web_fetch`: pages read by knack itself, each site approved by the user.
+    Web,
     /// Tools of the configured MCP servers (`mcp_servers`), not switched by `agent.toolsets`.
     Mcp,
 }
 
 impl Toolset {
     /// The built-in toolsets (`agent.toolsets`); MCP tools come from config.yaml's servers.
-    pub const ALL: [Toolset; 5] = [
+    pub const ALL: [Toolset; 6] = [
         Toolset::Skills,
         Toolset::Terminal,
         Toolset::File,
         Toolset::Memory,
         Toolset::SessionSearch,
+        Toolset::Web,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +116,7 @@ impl Toolset {
             Toolset::File => "file",
             Toolset::Memory => "memory",
             Toolset::SessionSearch => "session_search",
+            Toolset::Web => "web",
             Toolset::Mcp => "mcp",
         }
     }

@@ -6,13 +6,15 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, ToolContext, ToolError, files, memory, session_search, skills, terminal};
+use super::{
+    Tool, ToolContext, ToolError, files, memory, session_search, skills, terminal, web_fetch,
+};
 use crate::{Error, Result};
 
 /// Every built-in toolset and its tools, in the fixed order specs are built.
 /// The system prompt gets the names of the session's tools from the registry
 /// (never from its own copy of this table).
-pub const TOOLSETS: [(&str, &[&str]); 5] = [
+pub const TOOLSETS: [(&str, &[&str]); 6] = [
     (
         "skills",
         &["skills_list", "skill_view", "skill_manage", "skills_search"],
@@ -24,6 +26,7 @@ pub const TOOLSETS: [(&str, &[&str]); 5] = [
     ),
     ("memory", &["memory"]),
     ("session_search", &["session_search"]),
+    ("web", &["web_fetch"]),
 ];
 
 /// The tools the self-improvement review may call.
@@ -161,6 +164,7 @@ fn builtin_tools(toolset: &str) -> Vec<Arc<dyn Tool>> {
         ],
         "memory" => vec![Arc::new(memory::Memory)],
         "session_search" => vec![Arc::new(session_search::SessionSearch)],
+        "web" => vec![Arc::new(web_fetch::WebFetch)],
         _ => Vec::new(),
     }
 }

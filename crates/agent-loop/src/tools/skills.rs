@@ -184,10 +184,20 @@ impl Tool for SkillManage {
                 .get("action")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            let manage = ManageContext::new(&ctx.home, &ctx.config, &ctx.cwd);
+            let mut manage = ManageContext::new(&ctx.home, &ctx.config, &ctx.cwd)
+                .with_session(ctx.session_id.clone());
+            let is_create = action.as_deref() == Some("create");
+            let library_ctx = is_create.then(|| ctx.clone());
             let mode = ctx.write_mode;
             let viewed: HashSet<PathBuf> = super::context::lock(&ctx.viewed_paths).clone();
             let result = tokio::task::spawn_blocking(move || {
+                if let Some(ctx) = library_ctx {
+                    // The near-duplicate check reuses the session's search
+                    // index (the first build reads each skill's body head).
+                    let set = ctx.skills();
+                    let search = ctx.skill_search_for(&set);
+                    manage = manage.with_library(set, search);
+                }
                 let origin = match mode {
                     SkillWriteMode::Foreground => WriteOrigin::new(Actor::Agent),
                     SkillWriteMode::User => WriteOrigin::new(Actor::User),

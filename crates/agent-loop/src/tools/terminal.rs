@@ -117,6 +117,32 @@ pub fn destructive_rule(command: &str) -> Option<&'static DestructiveRule> {
     COMPILED.iter().find(|rule| rule.regex.is_match(command))
 }
 
+/// Before a command (`before`), notes the workspace for this turn's undo (once per turn);
+/// after it, records what the command changed. A failure only costs the undo, so it is
+/// logged.
+async fn note_workspace(ctx: &ToolContext, before: bool) {
+    let checkpoint = Arc::clone(&ctx.checkpoint);
+    let cwd = ctx.cwd.clone();
+    let noted = tokio::task::spawn_blocking(move || {
+        let mut guard = lock(&checkpoint);
+        let Some(recorder) = guard.as_mut() else {
+            return Ok(());
+        };
+        if before {
+            recorder.before_command(&cwd);
+            Ok(())
+        } else {
+            recorder.after_command()
+        }
+    })
+    .await;
+    match noted {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "could not record what a command changed"),
+        Err(e) => tracing::warn!(error = %e, "the checkpoint task failed"),
+    }
+}
+
 pub struct Terminal;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -169,7 +195,9 @@ impl Tool for Terminal {
                 _ => args.command.clone(),
             };
             let gate = boundary::command_gate(ctx, &args.command, outside);
-            boundary::pass(ctx, &subject, gate).await?;
+            let check =
+                boundary::Check::new(subject, boundary::Subject::command(&args.command, outside));
+            boundary::pass(ctx, check, gate).await?;
             let dir = match &args.workdir {
                 Some(rel) => ctx.resolve_path(rel),
                 None => ctx.cwd.clone(),
@@ -193,7 +221,10 @@ impl Tool for Terminal {
                 (Some(policy), false) => Confined::Sandbox(policy),
                 (Some(policy), true) => Confined::KnacksFilesOnly(policy),
             };
-            run(&args.command, &dir, timeout, cap, confined, ctx).await
+            note_workspace(ctx, true).await;
+            let result = run(&args.command, &dir, timeout, cap, confined, ctx).await;
+            note_workspace(ctx, false).await;
+            result
         })
     }
 }

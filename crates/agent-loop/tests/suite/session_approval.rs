@@ -68,6 +68,8 @@ async fn run_with_decision(decision: ApprovalDecision) -> (Vec<Event>, Value) {
                 .send(Op::Approval {
                     call_id: call_id.clone(),
                     decision,
+                    rule: None,
+                    message: None,
                 })
                 .unwrap();
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::tools::ApprovalFuture;
-use agent_loop::{ApprovalDecision, Approver, AutoApprove};
+use agent_loop::{ApprovalAnswer, ApprovalAsk, ApprovalDecision, Approver, AutoApprove};
 use knack_config::{ApprovalPolicy, Config, SandboxMode};
 use serde_json::json;
 
@@ -32,10 +32,10 @@ struct Counting {
 }
 
 impl Approver for Counting {
-    fn approve<'a>(&'a self, _command: &'a str, _reason: &'a str) -> ApprovalFuture<'a> {
+    fn approve<'a>(&'a self, _ask: &'a ApprovalAsk) -> ApprovalFuture<'a> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let decision = self.decision;
-        Box::pin(async move { decision })
+        Box::pin(async move { ApprovalAnswer::of(decision) })
     }
 }
 

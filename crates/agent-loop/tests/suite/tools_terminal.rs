@@ -1,12 +1,12 @@
 //! The terminal tool: exit codes, working directory, timeouts, output caps,
 //! interrupts and the approval gate for destructive commands.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_loop::tools::ApprovalFuture;
-use agent_loop::{ApprovalDecision, Approver, AutoApprove};
+use agent_loop::{ApprovalAnswer, ApprovalAsk, ApprovalDecision, Approver, AutoApprove, AutoDeny};
 use knack_config::Config;
 use serde_json::json;
 
@@ -177,18 +177,37 @@ fn unique_sleep() -> String {
     format!("1000.{nanos:09}{}", std::process::id())
 }
 
-/// Answers with a fixed decision and counts how often it was asked.
+/// Answers with a fixed decision (and, for "always", a chosen rule) and keeps every
+/// question it was asked.
 struct Counting {
     decision: ApprovalDecision,
     asked: AtomicUsize,
+    rule: Option<String>,
+    asks: Mutex<Vec<ApprovalAsk>>,
+}
+
+impl Counting {
+    fn new(decision: ApprovalDecision) -> Self {
+        Self {
+            decision,
+            asked: AtomicUsize::new(0),
+            rule: None,
+            asks: Mutex::new(Vec::new()),
+        }
+    }
 }
 
 impl Approver for Counting {
-    fn approve<'a>(&'a self, _command: &'a str, reason: &'a str) -> ApprovalFuture<'a> {
-        assert!(!reason.is_empty());
+    fn approve<'a>(&'a self, ask: &'a ApprovalAsk) -> ApprovalFuture<'a> {
+        assert!(!ask.reason.is_empty());
         self.asked.fetch_add(1, Ordering::SeqCst);
-        let decision = self.decision;
-        Box::pin(async move { decision })
+        self.asks.lock().unwrap().push(ask.clone());
+        let answer = ApprovalAnswer {
+            decision: self.decision,
+            rule: self.rule.clone(),
+            message: None,
+        };
+        Box::pin(async move { answer })
     }
 }
 
@@ -214,16 +233,19 @@ async fn destructive_commands_need_approval() {
 
 #[tokio::test]
 async fn approve_always_is_remembered_for_the_session() {
-    let approver = Arc::new(Counting {
-        decision: ApprovalDecision::ApproveAlways,
-        asked: AtomicUsize::new(0),
-    });
+    let approver = Arc::new(Counting::new(ApprovalDecision::ApproveAlways));
     let env = ToolEnv::new().approver(approver.clone());
     for _ in 0..3 {
         let out = env.call("terminal", json!({"command": "echo mkfs"})).await;
         assert_ok(&out);
     }
     assert_eq!(approver.asked.load(Ordering::SeqCst), 1);
+    // "Always" covered that exact command, not the pattern it tripped.
+    let out = env
+        .call("terminal", json!({"command": "echo mkfs again"}))
+        .await;
+    assert_ok(&out);
+    assert_eq!(approver.asked.load(Ordering::SeqCst), 2);
     // A different rule asks again (a shell function stands in for the real reboot).
     let out = env
         .call(
@@ -232,16 +254,142 @@ async fn approve_always_is_remembered_for_the_session() {
         )
         .await;
     assert_eq!(out["output"], "pretend\n", "{out}");
-    assert_eq!(approver.asked.load(Ordering::SeqCst), 2);
+    assert_eq!(approver.asked.load(Ordering::SeqCst), 3);
 
-    let once = Arc::new(Counting {
-        decision: ApprovalDecision::ApproveOnce,
-        asked: AtomicUsize::new(0),
-    });
+    let once = Arc::new(Counting::new(ApprovalDecision::ApproveOnce));
     let env = ToolEnv::new().approver(once.clone());
     env.call("terminal", json!({"command": "echo mkfs"})).await;
     env.call("terminal", json!({"command": "echo mkfs"})).await;
     assert_eq!(once.asked.load(Ordering::SeqCst), 2);
+}
+
+/// `approval: untrusted`: every command off the read-only list asks, so rules matter.
+fn untrusted() -> Config {
+    let mut config = Config::default();
+    config.agent.approval = knack_config::ApprovalPolicy::Untrusted;
+    config
+}
+
+#[tokio::test]
+async fn an_always_answer_is_saved_as_a_rule_and_never_widens() {
+    // The user edits the offered prefix `touch one` down to `touch`: later `touch …`
+    // commands run unasked, anything else still asks.
+    let mut approver = Counting::new(ApprovalDecision::ApproveAlways);
+    approver.rule = Some("terminal(touch:*)".into());
+    let approver = Arc::new(approver);
+    let env = ToolEnv::with_config(untrusted()).approver(approver.clone());
+    assert_ok(&env.call("terminal", json!({"command": "touch one"})).await);
+    {
+        let asks = approver.asks.lock().unwrap();
+        assert_eq!(asks[0].exact_rule.as_deref(), Some("terminal(touch one)"));
+        assert_eq!(
+            asks[0].prefix_rule.as_deref(),
+            Some("terminal(touch one:*)")
+        );
+    }
+    assert_ok(&env.call("terminal", json!({"command": "touch two"})).await);
+    assert_eq!(approver.asked.load(Ordering::SeqCst), 1);
+    assert!(env.cwd_path("two").exists());
+    // A chained command is never covered by a prefix.
+    env.call("terminal", json!({"command": "touch three; rm one"}))
+        .await;
+    assert_eq!(approver.asked.load(Ordering::SeqCst), 2);
+    // Nor is a destructive one, whatever prefix it starts with.
+    let destructive = Counting::new(ApprovalDecision::Deny);
+    let destructive = Arc::new(destructive);
+    let mut config = untrusted();
+    config.permissions.allow = vec!["terminal(echo:*)".into()];
+    let env2 = ToolEnv::with_config(config).approver(destructive.clone());
+    env2.call("terminal", json!({"command": "echo mkfs"})).await;
+    assert_eq!(destructive.asked.load(Ordering::SeqCst), 1);
+    // The rule was saved in the user's config.
+    let config = Config::load_file(&env.home_path("config.yaml")).unwrap();
+    assert!(
+        config
+            .permissions
+            .allow
+            .contains(&"terminal(touch:*)".to_owned()),
+        "{:?}",
+        config.permissions.allow
+    );
+}
+
+#[tokio::test]
+async fn an_answer_for_a_run_outside_the_sandbox_saves_only_the_exact_command() {
+    let mut approver = Counting::new(ApprovalDecision::ApproveAlways);
+    // Even if a frontend sends a prefix (or another kind), only the exact command is saved.
+    approver.rule = Some("outside_sandbox(echo:*)".into());
+    let approver = Arc::new(approver);
+    let env = ToolEnv::new().approver(approver.clone());
+    let run = |command: &str| json!({"command": command, "outside_sandbox": true});
+    env.call("terminal", run("echo hello")).await;
+    assert_eq!(approver.asks.lock().unwrap()[0].prefix_rule, None);
+    env.call("terminal", run("echo hello")).await;
+    assert_eq!(approver.asked.load(Ordering::SeqCst), 1);
+    env.call("terminal", run("echo other")).await;
+    assert_eq!(approver.asked.load(Ordering::SeqCst), 2);
+    let config = Config::load_file(&env.home_path("config.yaml")).unwrap();
+    assert_eq!(
+        config.permissions.allow,
+        vec![
+            "outside_sandbox(echo hello)".to_owned(),
+            "outside_sandbox(echo other)".to_owned()
+        ]
+    );
+}
+
+#[tokio::test]
+async fn permission_rules_from_config_allow_and_deny_without_asking() {
+    let mut config = untrusted();
+    config.permissions.allow = vec!["terminal(touch:*)".into()];
+    config.permissions.deny = vec!["terminal(rm:*)".into()];
+    // Nobody to ask: only the rules decide.
+    let env = ToolEnv::with_config(config).approver(Arc::new(AutoDeny));
+    let out = env.call("terminal", json!({"command": "touch made"})).await;
+    assert_ok(&out);
+    assert!(env.cwd_path("made").exists());
+    // Not covered: refused, as before.
+    let out = env.call("terminal", json!({"command": "mkdir d"})).await;
+    assert!(error_of(&out).contains("did not approve"), "{out}");
+    // Deny wins, in any part of a chain.
+    let out = env
+        .call("terminal", json!({"command": "touch x && rm made"}))
+        .await;
+    assert!(error_of(&out).contains("terminal(rm:*)"), "{out}");
+    assert!(env.cwd_path("made").exists());
+    // Denied too under --yolo, for a command that would run unasked.
+    let env = ToolEnv::with_config({
+        let mut c = Config::default();
+        c.permissions.deny = vec!["terminal(rm:*)".into()];
+        c
+    })
+    .approver(Arc::new(AutoApprove));
+    std::fs::write(env.cwd_path("keep"), "k").unwrap();
+    let out = env.call("terminal", json!({"command": "rm keep"})).await;
+    assert!(error_of(&out).contains("forbids"), "{out}");
+    assert!(env.cwd_path("keep").exists());
+}
+
+#[tokio::test]
+async fn no_and_tell_the_model_why_reaches_the_model() {
+    struct Explaining;
+    impl Approver for Explaining {
+        fn approve<'a>(&'a self, _ask: &'a ApprovalAsk) -> ApprovalFuture<'a> {
+            Box::pin(async {
+                ApprovalAnswer {
+                    decision: ApprovalDecision::Deny,
+                    rule: None,
+                    message: Some("format the spare disk instead".into()),
+                }
+            })
+        }
+    }
+    let env = ToolEnv::new().approver(Arc::new(Explaining));
+    let out = env.call("terminal", json!({"command": "echo mkfs"})).await;
+    assert!(
+        error_of(&out).contains("The user says: format the spare disk instead"),
+        "{out}"
+    );
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ use landlock::{
 };
 
 pub(crate) use cgroup::PidsCgroup;
-pub(crate) use mounts::Placeholder;
+pub(crate) use mounts::{Placeholder, is_mask};
 
 use crate::{
     Confinement, Error, FORCE_FALLBACK_ENV, MaskGuard, Method, PidsLimit, ReadOnlyMethod, Result,
@@ -59,6 +59,21 @@ pub(crate) fn support() -> Support {
         tracing::debug!(sandbox = %support.describe(), "sandbox support probed");
         support
     })
+}
+
+/// See [`crate::pids_limit_detail`].
+pub(crate) fn pids_limit_detail(support: &Support) -> Option<String> {
+    match support.pids_limit {
+        PidsLimit::RlimitInUserNamespace => None,
+        PidsLimit::Cgroup => cgroup::parent()
+            .as_ref()
+            .ok()
+            .map(cgroup::PidsParent::describe),
+        PidsLimit::Unavailable if support.method != Method::Namespaces => {
+            Some("no user namespace to count processes in".to_owned())
+        }
+        PidsLimit::Unavailable => cgroup::parent().as_ref().err().cloned(),
+    }
 }
 
 /// Whether the kernel accepts a ruleset that strictly requires `handled`.

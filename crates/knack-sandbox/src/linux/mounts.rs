@@ -22,6 +22,57 @@ use crate::{Error, Result, SandboxPolicy, resolve_existing_prefix};
 /// Nobody keeps an empty file of this mode at a protected path by accident.
 const PLACEHOLDER_MODE: u32 = 0o400;
 
+/// The mode that marks a folder placeholder: only its owner may list it, nobody may add to
+/// it. It is removed only while empty, so a real folder is never taken away.
+const PLACEHOLDER_DIR_MODE: u32 = 0o500;
+
+/// What a missing protected entry is masked with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    File,
+    Folder,
+}
+
+impl Shape {
+    /// A missing `.git` is masked by an empty folder, everything else by an empty file. Git
+    /// looks for a repository from the working folder upwards and passes over a `.git`
+    /// folder that is not a repository, but stops with an error at a `.git` file it cannot
+    /// read: with a folder, git keeps working in a subfolder of a repository (and outside
+    /// any), while nothing can be created in the mask.
+    fn for_entry(path: &Path) -> Self {
+        if path.file_name().is_some_and(|name| name == ".git") {
+            Self::Folder
+        } else {
+            Self::File
+        }
+    }
+
+    fn open_flags(self) -> OFlags {
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        match self {
+            Self::File => flags,
+            Self::Folder => flags | OFlags::DIRECTORY,
+        }
+    }
+
+    /// Makes the placeholder and opens it; `EEXIST` when something is there already.
+    fn create(self, path: &Path) -> rustix::io::Result<OwnedFd> {
+        match self {
+            Self::File => rustix::fs::open(
+                path,
+                OFlags::CREATE | OFlags::EXCL | self.open_flags(),
+                Mode::from_raw_mode(PLACEHOLDER_MODE),
+            ),
+            Self::Folder => {
+                rustix::fs::mkdir(path, Mode::from_raw_mode(PLACEHOLDER_DIR_MODE))?;
+                // Another command may remove its (shared) placeholder in between; the
+                // caller's next round sees that as NOENT and starts again.
+                rustix::fs::open(path, self.open_flags(), Mode::empty())
+            }
+        }
+    }
+}
+
 /// What happens at one path, in the order these are applied at equal depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
@@ -353,6 +404,7 @@ pub(crate) struct Placeholder {
     lock: Option<OwnedFd>,
     ino: u64,
     dev: u64,
+    shape: Shape,
     /// Made by (or shared with) this user; another user's is never removed by us.
     ours: bool,
 }
@@ -360,6 +412,7 @@ pub(crate) struct Placeholder {
 impl Placeholder {
     /// `None` when this user may not create an entry there at all.
     fn take(path: &Path) -> Result<Option<Self>> {
+        let shape = Shape::for_entry(path);
         let setup = |e: std::io::Error| {
             Error::Setup(format!(
                 "cannot mask the protected path {}: {e}",
@@ -369,29 +422,23 @@ impl Placeholder {
         // A few rounds: another process may remove its placeholder between our look and
         // our lock.
         for _ in 0..8 {
-            let fd = match rustix::fs::open(
-                path,
-                OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-                Mode::from_raw_mode(PLACEHOLDER_MODE),
-            ) {
+            let fd = match shape.create(path) {
                 Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) if shape == Shape::Folder => continue,
                 Err(rustix::io::Errno::EXIST) => {
-                    match rustix::fs::open(
-                        path,
-                        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-                        Mode::empty(),
-                    ) {
+                    match rustix::fs::open(path, shape.open_flags(), Mode::empty()) {
                         Ok(fd) => fd,
                         Err(rustix::io::Errno::NOENT) => continue,
                         // Another user's placeholder (in a shared folder such as /tmp):
                         // mount over it all the same, but it is theirs to remove.
                         Err(rustix::io::Errno::ACCESS) => match rustix::fs::lstat(path) {
-                            Ok(stat) if is_placeholder(&stat) => {
+                            Ok(stat) if is_placeholder(&stat, shape) => {
                                 return Ok(Some(Self {
                                     path: path.to_path_buf(),
                                     lock: None,
                                     ino: stat.st_ino,
                                     dev: stat.st_dev,
+                                    shape,
                                     ours: false,
                                 }));
                             }
@@ -411,7 +458,7 @@ impl Placeholder {
             };
             rustix::fs::flock(&fd, FlockOperation::LockShared).map_err(|e| setup(e.into()))?;
             let stat = rustix::fs::fstat(&fd).map_err(|e| setup(e.into()))?;
-            if !is_placeholder(&stat) {
+            if !is_placeholder(&stat, shape) {
                 return Err(setup(std::io::Error::other(
                     "something else appeared there while the sandbox was being set up",
                 )));
@@ -424,6 +471,7 @@ impl Placeholder {
                         lock: Some(fd),
                         ino: stat.st_ino,
                         dev: stat.st_dev,
+                        shape,
                         ours: true,
                     }));
                 }
@@ -439,20 +487,21 @@ impl Placeholder {
         if !self.ours {
             return;
         }
-        let Ok(fd) = rustix::fs::open(
-            &self.path,
-            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-            Mode::empty(),
-        ) else {
+        let Ok(fd) = rustix::fs::open(&self.path, self.shape.open_flags(), Mode::empty()) else {
             return;
         };
         if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
             return; // another command still masks this path; it removes the file
         }
-        let same = rustix::fs::fstat(&fd)
-            .is_ok_and(|s| s.st_ino == self.ino && s.st_dev == self.dev && is_placeholder(&s));
-        if same && let Err(e) = rustix::fs::unlinkat(rustix::fs::CWD, &self.path, AtFlags::empty())
-        {
+        let same = rustix::fs::fstat(&fd).is_ok_and(|s| {
+            s.st_ino == self.ino && s.st_dev == self.dev && is_placeholder(&s, self.shape)
+        });
+        // A folder goes only while empty (`rmdir` refuses anything else).
+        let flags = match self.shape {
+            Shape::File => AtFlags::empty(),
+            Shape::Folder => AtFlags::REMOVEDIR,
+        };
+        if same && let Err(e) = rustix::fs::unlinkat(rustix::fs::CWD, &self.path, flags) {
             tracing::debug!("removing the placeholder {}: {e}", self.path.display());
         }
     }
@@ -464,11 +513,23 @@ impl Placeholder {
     }
 }
 
-fn is_placeholder(stat: &rustix::fs::Stat) -> bool {
+/// Whether `path` is a placeholder of the shape its name gets (see [`crate::is_mask`]).
+pub(crate) fn is_mask(path: &Path) -> bool {
+    rustix::fs::lstat(path).is_ok_and(|stat| is_placeholder(&stat, Shape::for_entry(path)))
+}
+
+fn is_placeholder(stat: &rustix::fs::Stat, shape: Shape) -> bool {
     let mode = stat.st_mode;
-    (mode & libc::S_IFMT) == libc::S_IFREG
-        && (mode & 0o7777) == PLACEHOLDER_MODE
-        && stat.st_size == 0
+    match shape {
+        Shape::File => {
+            (mode & libc::S_IFMT) == libc::S_IFREG
+                && (mode & 0o7777) == PLACEHOLDER_MODE
+                && stat.st_size == 0
+        }
+        Shape::Folder => {
+            (mode & libc::S_IFMT) == libc::S_IFDIR && (mode & 0o7777) == PLACEHOLDER_DIR_MODE
+        }
+    }
 }
 
 #[cfg(test)]
@@ -547,6 +608,45 @@ mod tests {
         assert!(path.exists(), "removed while another command used it");
         second.release();
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_missing_git_is_masked_by_an_empty_folder_removed_only_while_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let plan = MountPlan::new(
+            std::slice::from_ref(&root),
+            &policy(vec![root.join(".git")]),
+        )
+        .unwrap();
+        assert_eq!(plan.masked, vec![root.join(".git")]);
+        assert!(kinds(&plan).contains(&(Kind::ReadOnly, root.join(".git").display().to_string())));
+        let meta = std::fs::symlink_metadata(root.join(".git")).unwrap();
+        assert!(meta.is_dir(), "git passes over an empty folder, not a file");
+        assert!(is_mask(&root.join(".git")));
+        assert_eq!(meta.mode() & 0o7777, PLACEHOLDER_DIR_MODE);
+        // Shared like a file placeholder: the last user removes it.
+        let second = Placeholder::take(&root.join(".git")).unwrap().unwrap();
+        for placeholder in plan.placeholders {
+            placeholder.release();
+        }
+        assert!(
+            root.join(".git").is_dir(),
+            "removed while another command used it"
+        );
+        second.release();
+        assert!(!root.join(".git").exists());
+
+        // Something put into the folder (by the host, never by the command) keeps it.
+        let kept = Placeholder::take(&root.join(".git")).unwrap().unwrap();
+        std::fs::set_permissions(
+            root.join(".git"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        kept.release();
+        assert!(root.join(".git/HEAD").is_file());
     }
 
     #[test]

@@ -26,10 +26,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
     // An unknown id or skill is a usage error before the terminal is taken over.
     super::run::check_preloads(&ctx, &args.skills)?;
     let args = ChatArgs {
-        resume: match &args.resume {
-            Some(id) => Some(super::run::resolve_session(&ctx, id)?),
-            None => None,
-        },
+        resume: super::run::session_to_resume(&ctx, args.resume.as_deref(), args.continue_last)?,
         ..args
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -45,15 +42,21 @@ const CANCELLED: u8 = 130;
 async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
     let ctx = Arc::new(ctx);
     // `/model` changes these; the next session (`/new`, `/resume`) keeps them.
-    let model = Arc::new(Mutex::new(args.model));
-    let current = |model: &Mutex<crate::commands::model::ModelFlags>| match model.lock() {
+    let model = Arc::new(Mutex::new(args.model.flags()));
+    let current = |model: &Mutex<agent_loop::setup::ModelFlags>| match model.lock() {
         Ok(flags) => flags.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     };
+    let mode = args
+        .mode
+        .as_deref()
+        .and_then(agent_protocol::ApprovalMode::from_name)
+        .unwrap_or_default();
     let mut options = ChatOptions {
         resume: args.resume,
         preload: args.skills,
         model: current(&model),
+        mode,
     };
     // A preload is rendered once, as the session starts: its secrets come first.
     if !tui::secret_prompt::ask_for_preloads(&ctx.home, ctx.discovery_options(), &options.preload)
@@ -65,11 +68,17 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
     let mut skills = SkillCatalog::new(ctx.discovery_options());
     loop {
         let (conn, info) = tui::connect_agent(&ctx, &options).await?;
-        match tui::run_tui(conn, info, &mut skills, &ctx, &model).await? {
-            TuiExit::Quit => return Ok(exit::OK),
+        let end = tui::run_tui(conn, info, &mut skills, &ctx, &model).await?;
+        match end.exit {
+            TuiExit::Quit => {
+                // The terminal is restored by now: this stays on screen.
+                println!("{}", end.summary);
+                return Ok(exit::OK);
+            }
             TuiExit::NewSession => {
                 options = ChatOptions {
                     model: current(&model),
+                    mode,
                     ..ChatOptions::default()
                 }
             }
@@ -78,6 +87,7 @@ async fn chat(ctx: Context, args: ChatArgs) -> anyhow::Result<u8> {
                     resume: Some(id),
                     preload: Vec::new(),
                     model: current(&model),
+                    mode,
                 }
             }
         }

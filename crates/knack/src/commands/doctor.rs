@@ -1,21 +1,119 @@
 //! `knack doctor`: one look at the installation — the home and its modes, the config, the
-//! model, and what the command sandbox can enforce on this machine.
+//! model (asked for a one-word reply), and what the command sandbox can enforce on this machine.
 
 use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
 
+use agent_loop::model::{ChatMessage, ChatRequest, RequestPurpose, build_client};
+use anyhow::Context as _;
 use serde_json::json;
 
 use crate::cli::DoctorArgs;
 use crate::context::Context;
+use crate::exit;
+
+/// What the model check found: the model's name and how long the server took,
+/// or the error with the exit code it stands for.
+struct ModelCheck {
+    model: Result<String, String>,
+    /// `Some` once a request was sent: the answer's latency or its error.
+    server: Option<Result<Duration, String>>,
+    endpoint: Option<String>,
+}
+
+impl ModelCheck {
+    /// 0 when the server answered; 3 when no model is configured; 1 when the request failed.
+    fn exit_code(&self) -> u8 {
+        match (&self.model, &self.server) {
+            (Ok(_), Some(Ok(_))) => exit::OK,
+            (Err(_), _) | (Ok(_), None) => exit::CONFIG,
+            (Ok(_), Some(Err(_))) => exit::FAILED,
+        }
+    }
+}
+
+/// Resolves the model as a session would and sends it one tiny request —
+/// the cheapest proof that the address, the key and the model name all work.
+/// No retries: a doctor reports what it sees rather than waiting it out.
+fn check_model(ctx: &Context) -> anyhow::Result<ModelCheck> {
+    let flags = agent_loop::setup::ModelFlags::default();
+    let resolution = match agent_loop::setup::resolve_settings(&ctx.home, &ctx.config, &flags) {
+        Ok(resolution) => resolution,
+        Err(e) => {
+            return Ok(ModelCheck {
+                model: Err(e.to_string()),
+                server: None,
+                endpoint: None,
+            });
+        }
+    };
+    let Some(model) = resolution.model.clone() else {
+        // `resolve` words the missing-name error the way sessions do.
+        let message = match ctx.model(&flags) {
+            Err(e) => e.to_string(),
+            Ok(_) => "no model name configured".to_owned(),
+        };
+        return Ok(ModelCheck {
+            model: Err(message),
+            server: None,
+            endpoint: None,
+        });
+    };
+    let mut settings = resolution.settings;
+    settings.retry.max_retries = 0;
+    // A short answer is enough; thinking would only make it slower and dearer.
+    settings.max_output_tokens = Some(PROBE_MAX_TOKENS);
+    settings.reasoning_effort = None;
+    settings.thinking_budget = None;
+    let endpoint = settings.base_url.clone();
+    let client = match build_client(settings) {
+        Ok(client) => client,
+        Err(e) => {
+            return Ok(ModelCheck {
+                model: Err(e.to_string()),
+                server: None,
+                endpoint: Some(endpoint),
+            });
+        }
+    };
+    let request = ChatRequest {
+        model: model.clone(),
+        messages: vec![
+            ChatMessage::system("This is a connection check."),
+            ChatMessage::user("Reply with the single word: ok"),
+        ],
+        tools: None,
+        purpose: RequestPurpose::Turn,
+        session_id: format!("doctor-{}", std::process::id()),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let started = Instant::now();
+    let outcome = runtime.block_on(client.stream_chat(&request, &mut |_| {}));
+    let server = match outcome {
+        Ok(_) => Ok(started.elapsed()),
+        // The server answered; a reply cut by the tiny limit still proves the setup.
+        Err(agent_loop::ModelError::EmptyReply { .. }) => Ok(started.elapsed()),
+        Err(e) => Err(e.to_string()),
+    };
+    Ok(ModelCheck {
+        model: Ok(model),
+        server: Some(server),
+        endpoint: Some(endpoint),
+    })
+}
+
+/// The probe's output limit: some servers (OpenAI Responses) refuse less than 16.
+const PROBE_MAX_TOKENS: u32 = 16;
 
 pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     let ctx = Context::load_unseeded()?;
     let agent = &ctx.config.agent;
     let support = knack_sandbox::support();
-    let model = match super::model::resolve(&ctx, &super::model::ModelFlags::default()) {
-        Ok(choice) => Ok(choice.model),
-        Err(e) => Err(e.to_string()),
-    };
+    let check = check_model(&ctx)?;
+    let model = &check.model;
     let home_mode = std::fs::metadata(ctx.home.root())
         .map(|m| m.permissions().mode() & 0o777)
         .ok();
@@ -35,6 +133,14 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
                 "home_mode": home_mode.map(|m| format!("{m:o}")),
                 "model": model.as_ref().ok(),
                 "model_error": model.as_ref().err(),
+                "server": check.server.as_ref().map(|answer| match answer {
+                    Ok(latency) => json!({
+                        "ok": true,
+                        "endpoint": check.endpoint,
+                        "latency_ms": u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+                    }),
+                    Err(error) => json!({"ok": false, "endpoint": check.endpoint, "error": error}),
+                }),
                 "sandbox": {
                     "mode": agent.sandbox.name(),
                     "active": sandbox_active,
@@ -52,6 +158,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
                     "unix_socket_rules": support.unix_socket_paths,
                     "seccomp": support.seccomp,
                     "pids_limit": support.pids_limit.name(),
+                    "pids_limit_detail": knack_sandbox::pids_limit_detail(),
                     "unix_sockets": agent.sandbox_unix_sockets,
                     "notice": support.degraded_reason(),
                 },
@@ -64,7 +171,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
                 },
             })
         );
-        return Ok(0);
+        return Ok(check.exit_code());
     }
     println!("home      {}", ctx.home.root().display());
     if let Some(mode) = home_mode {
@@ -75,9 +182,18 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
         };
         println!("          mode {mode:o}{note}");
     }
-    match &model {
-        Ok(name) => println!("model     {name}"),
-        Err(e) => println!("model     not configured: {e}"),
+    match (model, &check.server) {
+        (Ok(name), Some(Ok(latency))) => println!(
+            "model     {name} at {} answered in {} ms",
+            check.endpoint.as_deref().unwrap_or("-"),
+            latency.as_millis()
+        ),
+        (Ok(name), Some(Err(e))) => {
+            println!("model     {name}: the check request FAILED");
+            println!("          {e}");
+        }
+        (Ok(name), None) => println!("model     {name} (not checked)"),
+        (Err(e), _) => println!("model     not configured: {e}"),
     }
     println!(
         "sandbox   {} ({}), network {}",
@@ -128,7 +244,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
             );
         }
     }
-    Ok(0)
+    Ok(check.exit_code())
 }
 
 /// Each layer of the command sandbox and whether this machine has it, for the text report.
@@ -163,6 +279,12 @@ fn sandbox_layers(support: &knack_sandbox::Support) -> Vec<(&'static str, String
         ("  abstract sockets", yes_no(support.abstract_sockets)),
         ("  socket paths", yes_no(support.unix_socket_paths)),
         ("seccomp socket filter", yes_no(support.seccomp)),
-        ("process limit", support.pids_limit.name().to_owned()),
+        (
+            "process limit",
+            match knack_sandbox::pids_limit_detail() {
+                Some(detail) => format!("{} ({detail})", support.pids_limit.name()),
+                None => support.pids_limit.name().to_owned(),
+            },
+        ),
     ]
 }

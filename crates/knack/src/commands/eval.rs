@@ -127,11 +127,23 @@ fn parse_arms(names: &[String]) -> anyhow::Result<Vec<knack_eval::learning_loop:
 fn check_skills(ctx: &Context, names: &[String], what: &str) -> anyhow::Result<()> {
     ctx.with_skills(|set| {
         for name in names {
-            if let Err(e) = agent_loop::invocation::resolve_preload(set, name) {
-                return Err(exit::usage(format!(
-                    "{what} names '{name}': {e}; {}",
-                    crate::suggest::skill_hint(set, name)
-                )));
+            match agent_loop::invocation::resolve_preload(set, name) {
+                Err(e) => {
+                    return Err(exit::usage(format!(
+                        "{what} names '{name}': {e}; {}",
+                        crate::suggest::skill_hint(set, name)
+                    )));
+                }
+                // Runs happen in temp workspaces: a skill of this project would be missing from every one.
+                Ok(skill) if skill.scope.label() == "project" =>
+                {
+                    return Err(exit::usage(format!(
+                        "{what} names '{name}', a project skill of {}; knack eval runs in temp workspaces with your home library, so copy it to {} to measure it",
+                        skill.path.display(),
+                        ctx.home.skills_dir().display()
+                    )));
+                }
+                Ok(_) => {}
             }
         }
         Ok(())
@@ -151,7 +163,8 @@ fn context(
     if seeds == 0 {
         return Err(exit::usage("--seeds must be at least 1"));
     }
-    let resolution = super::model::resolve_settings(ctx, &args.model)?;
+    let resolution =
+        agent_loop::setup::resolve_settings(&ctx.home, &ctx.config, &args.model.flags())?;
     let Some(model) = resolution.model else {
         return Err(exit::Coded {
             code: exit::CONFIG,

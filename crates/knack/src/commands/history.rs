@@ -12,6 +12,7 @@ use crate::cli::{HistoryArgs, RollbackArgs, SkillsCommand};
 use crate::context::Context;
 use crate::exit;
 use crate::output::{bold, dim, print_json};
+use crate::terminal_text::escape;
 
 pub fn handles(cmd: &SkillsCommand) -> bool {
     matches!(cmd, SkillsCommand::History(_) | SkillsCommand::Rollback(_))
@@ -106,10 +107,11 @@ fn show(ctx: &Context, args: HistoryArgs) -> anyhow::Result<u8> {
     }
     for v in &versions {
         let r = &v.record;
+        // File names and diffs are a skill's content, which a model may have written.
         let file = r
             .file
             .as_deref()
-            .map(|f| format!(" {f}"))
+            .map(|f| format!(" {}", escape(f)))
             .unwrap_or_default();
         println!(
             "{}  {}  {}{file} by {}  {}",
@@ -121,7 +123,7 @@ fn show(ctx: &Context, args: HistoryArgs) -> anyhow::Result<u8> {
         );
         if !v.diff.is_empty() {
             for line in v.diff.lines() {
-                println!("    {line}");
+                println!("    {}", escape(line));
             }
         }
     }

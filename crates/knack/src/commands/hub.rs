@@ -208,7 +208,7 @@ async fn browse(hub: &Hub, args: HubBrowseArgs) -> anyhow::Result<u8> {
 fn print_staged(staged: &Staged) {
     outln!(
         "{} {}",
-        bold(&staged.name),
+        bold(&staged.lock_name()),
         dim(&format!("— {}", staged.description))
     );
     outln!("  identifier  {}", staged.identifier);
@@ -326,8 +326,14 @@ async fn install(hub: &Hub, args: HubInstallArgs) -> anyhow::Result<u8> {
             members,
         }) => {
             print_members(&members);
+            // A whole marketplace lists its plugins, not skills.
+            let noun = if skill_hub::lists_plugins(&identifier) {
+                "plugins"
+            } else {
+                "skills"
+            };
             return Err(exit::failed(format!(
-                "{identifier} holds {} skills; install one with the identifier listed above, or all of them with `knack skills install {} --all`",
+                "{identifier} holds {} {noun}; install one with the identifier listed above, or all of them with `knack skills install {} --all`",
                 members.len(),
                 args.id
             )));
@@ -447,7 +453,7 @@ async fn install_all(
                 continue;
             }
         };
-        let name = staged.name.clone();
+        let name = staged.lock_name();
         let same_source = lock
             .installed
             .get(&name)
@@ -494,7 +500,7 @@ async fn install_all(
         confirm(&question, args.yes).map_err(hub_error)?;
     }
     for staged in ready {
-        let name = staged.name.clone();
+        let name = staged.lock_name();
         let outcome = match hub.install(staged, |_| Ok(())) {
             Ok(installed) => {
                 outln!(

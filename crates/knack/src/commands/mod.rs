@@ -6,9 +6,11 @@ mod doctor;
 mod eval;
 mod history;
 mod hub;
+mod inbox;
 mod library;
 mod mcp;
 pub(crate) mod model;
+mod permissions;
 mod prompt;
 mod run;
 mod sessions;
@@ -17,6 +19,7 @@ mod skills;
 mod sync;
 mod tool;
 mod trust;
+pub(crate) mod undo;
 
 use crate::cli::{Cli, Command};
 use crate::exit;
@@ -36,6 +39,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Model(cmd)) => model::run(cmd),
         Some(Command::Mcp(cmd)) => mcp::run(cmd),
+        Some(Command::Permissions(cmd)) => permissions::run(cmd),
+        Some(Command::Undo) => undo::run(),
         Some(Command::Eval(cmd)) => eval::run(cmd),
         None if chat::is_interactive() => chat::run(crate::cli::ChatArgs::default()),
         None => Err(exit::usage(

@@ -1,9 +1,10 @@
 //! `knack prompt show`: the system prompt a new session in this directory
 //! would get, built by the same code the agent loop uses.
 
+use agent_loop::session::SessionOptions;
 use prompt_builder::{
-    IndexCoverage, IndexOptions, Platform, PromptInputs, SessionFacts,
-    build_system_prompt_with_index, keep_index, kept_index, render_skills_index,
+    IndexCoverage, IndexOptions, Platform, PromptInputs, build_system_prompt_with_index,
+    keep_index, kept_index, render_skills_index,
 };
 use skill_core::snapshot;
 
@@ -39,56 +40,56 @@ fn skills_index(ctx: &Context, options: &IndexOptions) -> String {
     })
 }
 
-/// The tool names a session gets: the toolsets' tools, then the tools of the
-/// configured MCP servers (started here, as a session would, and stopped), so
-/// skills that require an MCP tool show exactly as they would in a session.
-fn session_tools(ctx: &Context, toolsets: &[String]) -> anyhow::Result<Vec<String>> {
-    if ctx.config.mcp_servers.is_empty() {
-        let registry = agent_loop::ToolRegistry::builder()
-            .builtin_toolsets(toolsets)
-            .build();
-        return Ok(registry.names().into_iter().map(str::to_owned).collect());
+/// The registry a new session here gets: the toolsets' tools, then the tools
+/// of the configured MCP servers (started here, as a session would, and
+/// stopped), so skills that require an MCP tool show exactly as they would in
+/// a session. `skills doctor` passes `with_mcp: false` and assumes the built-in
+/// tools only.
+fn session_tools(ctx: &Context, with_mcp: bool) -> anyhow::Result<agent_loop::ToolRegistry> {
+    let toolsets = &ctx.config.agent.toolsets;
+    if !with_mcp || ctx.config.mcp_servers.is_empty() {
+        return Ok(agent_loop::setup::registry(toolsets, None));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     Ok(runtime.block_on(async {
-        let builder = agent_loop::ToolRegistry::builder().builtin_toolsets(toolsets);
-        let registry = match agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await {
-            Some(hub) => builder.mcp(&hub).build(),
-            None => builder.build(),
-        };
-        registry.names().into_iter().map(str::to_owned).collect()
+        let hub = agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await;
+        agent_loop::setup::registry(toolsets, hub.as_ref())
     }))
+}
+
+/// The options and prompt inputs of a new session here, with the model and
+/// window the session would take (`None` where not configured).
+fn preview_inputs(
+    ctx: &Context,
+    session_id: &str,
+    system_message: Option<String>,
+    with_mcp: bool,
+) -> anyhow::Result<(PromptInputs, Option<u64>)> {
+    // The same resolver a session uses, so the two never disagree.
+    let (model, window) = agent_loop::setup::model_and_window(
+        &ctx.home,
+        &ctx.config,
+        &agent_loop::setup::ModelFlags::default(),
+    )?;
+    let options = SessionOptions {
+        system_message,
+        ..ctx
+            .session_setup(Platform::Cli)
+            .options(model.unwrap_or_else(|| "unset".to_owned()))
+    };
+    let window = agent_loop::compaction::known_context_window(window, &options.model);
+    let registry = session_tools(ctx, with_mcp)?;
+    Ok((options.prompt_inputs(session_id, &registry), window))
 }
 
 /// What the skills index of a new session here would leave out, said for
 /// people (`skills doctor`); `None` when it lists every skill in full. The
 /// session's built-in tools are assumed (no MCP server is started).
 pub fn index_notice(ctx: &Context, set: &skill_core::SkillSet) -> Option<String> {
-    let (model, window) =
-        super::model::model_and_window(ctx, &super::model::ModelFlags::default()).ok()?;
-    let model = model.unwrap_or_default();
-    let window = agent_loop::compaction::known_context_window(window, &model);
-    let toolsets = ctx.config.agent.toolsets.clone();
-    let registry = agent_loop::ToolRegistry::builder()
-        .builtin_toolsets(&toolsets)
-        .build();
-    let inputs = PromptInputs {
-        home: ctx.home.clone(),
-        system_message: None,
-        config: ctx.config.clone(),
-        cwd: ctx.cwd.clone(),
-        session: SessionFacts {
-            session_id: "doctor".into(),
-            started: prompt_builder::utc_date(std::time::SystemTime::now()),
-            model,
-        },
-        platform: Platform::Cli,
-        tools: registry.names().into_iter().map(str::to_owned).collect(),
-        toolsets,
-    };
+    let (inputs, window) = preview_inputs(ctx, "doctor", None, false).ok()?;
     let options = IndexOptions::from_inputs(&inputs)
         .with_context_window(window, ctx.config.skills.index_budget_share)
         .with_uses(agent_loop::skill_usage::use_counts_in(&ctx.home));
@@ -97,26 +98,12 @@ pub fn index_notice(ctx: &Context, set: &skill_core::SkillSet) -> Option<String>
 
 fn show(json: bool) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
-    let toolsets = ctx.config.agent.toolsets.clone();
-    // The same resolver a session uses, so the two never disagree.
-    let (model, window) =
-        super::model::model_and_window(&ctx, &super::model::ModelFlags::default())?;
-    let model = model.unwrap_or_else(|| "unset".to_owned());
-    let window = agent_loop::compaction::known_context_window(window, &model);
-    let inputs = PromptInputs {
-        home: ctx.home.clone(),
-        system_message: ctx.config.agent.system_message.clone(),
-        config: ctx.config.clone(),
-        cwd: ctx.cwd.clone(),
-        session: SessionFacts {
-            session_id: "preview".into(),
-            started: prompt_builder::utc_date(std::time::SystemTime::now()),
-            model,
-        },
-        platform: Platform::Cli,
-        tools: session_tools(&ctx, &toolsets)?,
-        toolsets,
-    };
+    let (inputs, window) = preview_inputs(
+        &ctx,
+        "preview",
+        ctx.config.agent.system_message.clone(),
+        true,
+    )?;
     // Ordered by the same usage records a new session reads.
     let options = IndexOptions::from_inputs(&inputs)
         .with_context_window(window, ctx.config.skills.index_budget_share)
@@ -142,7 +129,9 @@ fn show(json: bool) -> anyhow::Result<u8> {
             bold(&format!("── {} {} ", layer.index, layer.name))
                 + &dim(&format!("({} chars)", layer.chars()))
         );
-        println!("{}", layer.text);
+        // Layers hold memory, skill descriptions and the project's context files: text a
+        // model or a repository wrote.
+        println!("{}", crate::terminal_text::escape(&layer.text));
     }
     Ok(exit::OK)
 }

@@ -6,11 +6,9 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 
-use agent_loop::session::{EventSink, Session, SessionOptions, TurnOutcome};
-use agent_loop::{Approver, AutoApprove, AutoDeny};
-use agent_protocol::Event;
+use agent_loop::session::{EventSink, Session, SessionHandle, SessionOptions, spawn_session};
+use agent_protocol::{Event, Op};
 use prompt_builder::Platform;
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
 use crate::context::Context;
@@ -39,8 +37,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
 fn start(mut args: RunArgs) -> anyhow::Result<u8> {
     let ctx = Context::load()?;
     let prompt = read_prompt(args.prompt.as_deref())?;
-    let flags = args.model.clone();
-    let choice = super::model::resolve(&ctx, &flags)?;
+    let choice = ctx.model(&args.model.flags())?;
     // Mistakes the user can fix are refused before a session or a request exists.
     check_invocation(&ctx, &prompt)?;
     check_preloads(&ctx, &args.skills)?;
@@ -49,9 +46,7 @@ fn start(mut args: RunArgs) -> anyhow::Result<u8> {
     let prompt = agent_loop::mentions::expand(&prompt, &ctx.cwd, ctx.home.root())
         .map_err(|e| exit::usage(e.to_string()))?
         .text;
-    if let Some(id) = &args.resume {
-        args.resume = Some(resolve_session(&ctx, id)?);
-    }
+    args.resume = session_to_resume(&ctx, args.resume.as_deref(), args.continue_last)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -132,6 +127,33 @@ pub(crate) fn check_preloads(ctx: &Context, names: &[String]) -> anyhow::Result<
     })
 }
 
+/// The session `--resume ID` or `--continue` asks for, as a full id.
+pub(crate) fn session_to_resume(
+    ctx: &Context,
+    resume: Option<&str>,
+    continue_last: bool,
+) -> anyhow::Result<Option<String>> {
+    match (resume, continue_last) {
+        (Some(id), _) => resolve_session(ctx, id).map(Some),
+        (None, true) => latest_session(ctx).map(Some),
+        (None, false) => Ok(None),
+    }
+}
+
+/// `--continue`: the session whose last message is the newest among those
+/// started in this directory. Other directories' sessions are never picked,
+/// so a `--continue` in one project never carries on another's conversation.
+fn latest_session(ctx: &Context) -> anyhow::Result<String> {
+    let store = agent_loop::SessionStore::open(&ctx.home)?;
+    let cwd = ctx.cwd.to_string_lossy();
+    store.latest_session(Some(&cwd))?.ok_or_else(|| {
+        exit::failed(format!(
+            "no session to continue in {cwd}: none was started in this directory — \
+start one without --continue, or pick any session with --resume ID (`knack sessions list`)"
+        ))
+    })
+}
+
 /// The full id of the session `--resume` names (an id or a unique prefix);
 /// one that names no stored session is a usage error.
 pub(crate) fn resolve_session(ctx: &Context, id: &str) -> anyhow::Result<String> {
@@ -150,26 +172,21 @@ async fn run_async(
     ctx: Context,
     args: RunArgs,
     prompt: String,
-    choice: super::model::ModelChoice,
+    choice: agent_loop::setup::ModelChoice,
 ) -> anyhow::Result<u8> {
-    let (events, mut rx) = EventSink::channel();
+    let setup = ctx.session_setup(Platform::Cli).with_yolo_flag(args.yolo);
     if ctx.config.agent.sandbox != knack_config::SandboxMode::FullAccess
         && let Some(why) = agent_loop::tools::boundary::sandbox_missing_reason()
     {
         eprintln!(
             "knack: warning: the command sandbox is weaker here ({why}); every command needs approval{}",
-            if args.yolo || ctx.config.agent.yolo {
+            if setup.yolo() {
                 " (given by --yolo)"
             } else {
                 ", so this headless run refuses them"
             }
         );
     }
-    let approver: Arc<dyn Approver> = if args.yolo || ctx.config.agent.yolo {
-        Arc::new(AutoApprove)
-    } else {
-        Arc::new(AutoDeny)
-    };
     let options = SessionOptions {
         system_message: args
             .system
@@ -181,36 +198,18 @@ async fn run_async(
             .max_iterations
             .unwrap_or(ctx.config.agent.max_iterations),
         review: !args.no_review,
-        approver,
+        mode: args
+            .mode
+            .as_deref()
+            .and_then(agent_protocol::ApprovalMode::from_name)
+            .unwrap_or_default(),
         context_window: choice.context_window,
         mcp: start_mcp_servers(&ctx).await,
-        ..SessionOptions::new(
-            ctx.home.clone(),
-            ctx.config.clone(),
-            ctx.cwd.clone(),
-            Platform::Cli,
-            choice.model.clone(),
-        )
+        // Nobody is there to answer: flagged commands are refused unless yolo.
+        ..setup.options(choice.model.clone())
     };
-    let json = args.json;
-    let printer = tokio::spawn(async move {
-        let mut renderer = Renderer::for_terminal(json);
-        let mut redraw = tokio::time::interval(crate::progress::REDRAW_EVERY);
-        redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        loop {
-            tokio::select! {
-                event = rx.recv() => match event {
-                    Some(event) => renderer.render(&event),
-                    None => break,
-                },
-                _ = redraw.tick(), if renderer.progress.is_some() => renderer.tick(),
-            }
-        }
-        renderer
-    });
-
-    let code = drive(options, choice.client, events, &prompt, &ctx).await;
-    let mut renderer = printer.await?;
+    let mut renderer = Renderer::for_terminal(args.json);
+    let code = drive(options, choice.client, &prompt, &ctx, &mut renderer).await;
     renderer.finish();
     Ok(code)
 }
@@ -231,77 +230,144 @@ async fn start_mcp_servers(ctx: &Context) -> Option<Arc<agent_loop::mcp_client::
     Some(hub)
 }
 
-/// Runs the session to its end and emits the closing event; returns the exit code.
-async fn drive(
+/// How the one turn of a headless run ended, as its events told.
+#[derive(Default)]
+struct TurnEnd {
+    interrupted: bool,
+    /// The turn's error, held back until it is known whether the session is kept.
+    error: Option<String>,
+}
+
+impl TurnEnd {
+    /// Renders `event`, except the turn's error, which [`drive`] reports last;
+    /// true when the event ends the turn (nothing of it follows).
+    fn observe<O: Write, E: Write>(&mut self, event: Event, renderer: &mut Renderer<O, E>) -> bool {
+        match event {
+            Event::Error { message } => {
+                self.error = Some(message);
+                true
+            }
+            Event::TurnAborted { .. } => {
+                self.interrupted = true;
+                renderer.render(&event);
+                true
+            }
+            Event::TurnComplete => {
+                renderer.render(&event);
+                true
+            }
+            other => {
+                renderer.render(&other);
+                false
+            }
+        }
+    }
+}
+
+/// Runs the one turn through the session's `Op`s, as the TUI does (the session
+/// decides what follows an answer: the review, then `turn_complete`), renders
+/// every event, and reports how it ended; returns the exit code.
+async fn drive<O: Write, E: Write>(
     options: SessionOptions,
     client: Arc<dyn agent_loop::model::ModelClient>,
-    events: EventSink,
     prompt: &str,
     ctx: &Context,
+    renderer: &mut Renderer<O, E>,
 ) -> u8 {
-    let review_timeout = std::time::Duration::from_secs(ctx.config.agent.review_timeout_secs);
+    let (events, mut events_rx) = EventSink::channel();
     let resumed = options.resume.is_some();
-    let mut session = match Session::launch(options, client, events.clone()).await {
+    let session = match Session::launch(options, client, events.clone()).await {
         Ok(s) => s,
         Err(e) => {
-            events.send(Event::Error {
+            drop(events);
+            while let Ok(event) = events_rx.try_recv() {
+                renderer.render(&event);
+            }
+            renderer.render(&Event::Error {
                 message: e.to_string(),
             });
             return exit::FAILED;
         }
     };
-    let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
+    drop(events);
+    let SessionHandle {
+        ops,
+        events: mut rx,
+        models,
+        mut finished,
+        ..
+    } = spawn_session(session, events_rx, None);
+    drop(models);
+    let _ = ops.send(Op::UserTurn {
+        text: prompt.to_owned(),
+    });
+    let interrupt = ops.clone();
+    let signal = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.cancel();
+            let _ = interrupt.send(Op::Interrupt);
         }
     });
-    let code = match session.run_turn(prompt, cancel.clone()).await {
-        Ok(TurnOutcome::Answered(_)) => {
-            if session.review_due() && !cancel.is_cancelled() {
-                let review = session.run_review(cancel.clone());
-                if tokio::time::timeout(review_timeout, review).await.is_err() {
-                    events.send(Event::ReviewFinished {
-                        summary: format!(
-                            "review: stopped after {}s (agent.review_timeout_secs)",
-                            review_timeout.as_secs()
-                        ),
-                    });
+    let mut end = TurnEnd::default();
+    let mut redraw = tokio::time::interval(crate::progress::REDRAW_EVERY);
+    redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let joined = loop {
+        tokio::select! {
+            Some(event) = rx.recv() => {
+                // The one turn is over (the session already ran what follows
+                // an answer), so the session ends and hands itself back.
+                if end.observe(event, renderer) {
+                    let _ = ops.send(Op::Shutdown);
                 }
             }
-            events.send(Event::TurnComplete);
-            exit::OK
-        }
-        Ok(TurnOutcome::Interrupted) => {
-            events.send(Event::Error {
-                message: format!("interrupted; the session {} is saved", session.id()),
-            });
-            INTERRUPTED
-        }
-        Err(e) => {
-            // A run the model never answered leaves nothing worth resuming.
-            let answered = session
-                .history()
-                .iter()
-                .any(|m| m.role == agent_loop::model::Role::Assistant);
-            let message = if answered || resumed {
-                format!("{e} (session {} is saved)", session.id())
-            } else {
-                match forget(ctx, session.id()) {
-                    Ok(()) => format!("{e} (no request succeeded, so no session was saved)"),
-                    Err(why) => {
-                        tracing::warn!(error = %why, "could not remove the unanswered session");
-                        format!("{e} (session {} is saved)", session.id())
-                    }
-                }
-            };
-            events.send(Event::Error { message });
-            exit::FAILED
+            joined = &mut finished => break joined,
+            _ = redraw.tick(), if renderer.progress.is_some() => renderer.tick(),
         }
     };
-    drop(session);
-    drop(events);
+    signal.abort();
+    while let Ok(event) = rx.try_recv() {
+        end.observe(event, renderer);
+    }
+    let session = match joined {
+        Ok(session) => session,
+        Err(e) => {
+            renderer.render(&Event::Error {
+                message: format!("the session stopped unexpectedly: {e}"),
+            });
+            return exit::FAILED;
+        }
+    };
+    let (code, message) = if end.interrupted {
+        (
+            INTERRUPTED,
+            Some(format!(
+                "interrupted; the session {} is saved",
+                session.id()
+            )),
+        )
+    } else if let Some(e) = end.error {
+        // A run the model never answered leaves nothing worth resuming.
+        let answered = session
+            .history()
+            .iter()
+            .any(|m| m.role == agent_loop::model::Role::Assistant);
+        let message = if answered || resumed {
+            format!("{e} (session {} is saved)", session.id())
+        } else {
+            match forget(ctx, session.id()) {
+                Ok(()) => format!("{e} (no request succeeded, so no session was saved)"),
+                Err(why) => {
+                    tracing::warn!(error = %why, "could not remove the unanswered session");
+                    format!("{e} (session {} is saved)", session.id())
+                }
+            }
+        };
+        (exit::FAILED, Some(message))
+    } else {
+        (exit::OK, None)
+    };
+    if let Some(message) = message {
+        renderer.render(&Event::Error { message });
+    }
     code
 }
 
@@ -523,6 +589,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Event::TurnComplete | Event::ReviewStarted => self.flush_answer(),
             Event::ReviewFinished { summary } => self.note(summary),
+            Event::ReviewUsage {
+                requests,
+                prompt_tokens,
+                completion_tokens,
+                cost_usd,
+                ..
+            } => self.note(&review_usage_line(
+                *requests,
+                *prompt_tokens,
+                *completion_tokens,
+                *cost_usd,
+            )),
             Event::SkillWritten {
                 action,
                 name,
@@ -536,6 +614,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let _ = self.err.flush();
             }
             Event::TurnAborted { .. } => self.note("interrupted"),
+            Event::AutoApproved { rule, .. } => self.note(&format!("allowed by rule {rule}")),
+            Event::FileDiff { path, diff, .. } => {
+                let (added, removed) = agent_loop::edit_diff::stat(diff);
+                self.note(&format!("edited {path} (+{added} -{removed})"));
+            }
             Event::ApprovalRequest {
                 command, reason, ..
             } => self.note(&format!(
@@ -559,6 +642,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
         self.clear_progress();
         self.end_line();
     }
+}
+
+/// One line on what the review cost, for the text output.
+fn review_usage_line(requests: u32, prompt: u64, completion: u64, cost_usd: Option<f64>) -> String {
+    let plural = if requests == 1 { "" } else { "s" };
+    let mut line = format!(
+        "review used {prompt} input and {completion} output tokens in {requests} request{plural}"
+    );
+    if let Some(cost) = cost_usd {
+        line.push_str(&format!(" (${cost:.4})"));
+    }
+    line
 }
 
 /// One line saying why a tool call failed: the `error` of its JSON result,

@@ -7,6 +7,7 @@ use agent_loop::{SessionStore, StoredSession, UsageTotals};
 use crate::cli::SessionsCommand;
 use crate::exit;
 use crate::output::{bold, dim, ellipsize, print_json, print_table};
+use crate::terminal_text::escape;
 
 /// Characters of a tool result shown in a human transcript.
 const TOOL_RESULT_PREVIEW_CHARS: usize = 300;
@@ -36,7 +37,7 @@ fn compact(id: &str, flags: &crate::cli::ModelArgs) -> anyhow::Result<u8> {
     use agent_loop::session::{EventSink, Session, SessionOptions};
 
     let ctx = crate::context::Context::load()?;
-    let choice = super::model::resolve(&ctx, flags)?;
+    let choice = ctx.model(&flags.flags())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -46,13 +47,9 @@ fn compact(id: &str, flags: &crate::cli::ModelArgs) -> anyhow::Result<u8> {
             resume: Some(id.to_owned()),
             review: false,
             context_window: choice.context_window,
-            ..SessionOptions::new(
-                ctx.home.clone(),
-                ctx.config.clone(),
-                ctx.cwd.clone(),
-                prompt_builder::Platform::Cli,
-                choice.model.clone(),
-            )
+            ..ctx
+                .session_setup(prompt_builder::Platform::Cli)
+                .options(choice.model.clone())
         };
         let mut session = Session::start(options, choice.client, events)
             .map_err(|e| exit::failed(e.to_string()))?;
@@ -127,6 +124,9 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
         print_json(&serde_json::to_value(&session)?);
         return Ok(exit::OK);
     }
+    // Everything below came from the model, its tools or the folder it ran in: shown, never
+    // obeyed by the terminal.
+    let esc = |text: &str| escape(text).into_owned();
     let meta = &session.meta;
     println!("{}", bold(&format!("session {}", meta.id)));
     println!(
@@ -135,16 +135,26 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
             "started {} · model {} · {} messages · {}",
             meta.started_at,
             if meta.model.is_empty() {
-                "-"
+                "-".to_owned()
             } else {
-                &meta.model
+                esc(&meta.model)
             },
             session.messages.len(),
-            if meta.cwd.is_empty() { "-" } else { &meta.cwd },
+            if meta.cwd.is_empty() {
+                "-".to_owned()
+            } else {
+                esc(&meta.cwd)
+            },
         ))
     );
     if let Some(line) = usage_line(&session.usage) {
         println!("{}", dim(&line));
+        // The split matters once something besides the turns cost tokens.
+        if session.usage_by_purpose.keys().any(|p| *p != "turn") {
+            for (purpose, usage) in &session.usage_by_purpose {
+                println!("{}", dim(&purpose_line(purpose, usage, &session.usage)));
+            }
+        }
     }
     for c in &session.compactions {
         println!(
@@ -158,7 +168,7 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
     for stored in &session.messages {
         let message = &stored.message;
         println!();
-        let text = message.content.as_deref().unwrap_or("").trim_end();
+        let text = esc(message.content.as_deref().unwrap_or("").trim_end());
         match message.role {
             Role::System => println!("{}\n{text}", bold("system:")),
             Role::User => println!("{}\n{text}", bold("you:")),
@@ -172,8 +182,8 @@ fn show(store: &SessionStore, id: &str, json_out: bool) -> anyhow::Result<u8> {
                         "{}",
                         dim(&format!(
                             "→ {}({})",
-                            call.function.name,
-                            ellipsize(&call.function.arguments, 200)
+                            esc(&call.function.name),
+                            ellipsize(&esc(&call.function.arguments), 200)
                         ))
                     );
                 }
@@ -218,6 +228,26 @@ fn usage_line(usage: &UsageTotals) -> Option<String> {
     Some(line)
 }
 
+/// One purpose's part of the session's usage: its requests, tokens, cost
+/// and share of all tokens.
+fn purpose_line(purpose: &str, usage: &UsageTotals, all: &UsageTotals) -> String {
+    let tokens = |u: &UsageTotals| {
+        u.fresh_input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens
+    };
+    let share = tokens(usage) * 100 / tokens(all).max(1);
+    let plural = if usage.requests == 1 { "" } else { "s" };
+    let mut line = format!(
+        "  {purpose}: {} request{plural} · {} input · {} output tokens · {share} % of the tokens",
+        usage.requests,
+        usage.fresh_input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+        usage.output_tokens,
+    );
+    if let Some(cost) = usage.cost_usd {
+        line.push_str(&format!(" · ${cost:.4}"));
+    }
+    line
+}
+
 fn search(store: &SessionStore, query: &str, json_out: bool) -> anyhow::Result<u8> {
     let hits = store.search(query, SEARCH_LIMIT, None)?;
     if json_out {
@@ -234,7 +264,8 @@ fn search(store: &SessionStore, query: &str, json_out: bool) -> anyhow::Result<u
             "{}  {}  {}",
             hit.session_id,
             dim(&format!("{:<9}", hit.role)),
-            highlight_hits(&hit.snippet.replace('\n', " "), styled)
+            // Escaped before knack's own highlighting is added.
+            highlight_hits(&escape(&hit.snippet.replace('\n', " ")), styled)
         );
     }
     Ok(exit::OK)

@@ -4,31 +4,10 @@
 //! Which variables are missing is `skill_core::setup`'s rule; the TUI asks
 //! for them in a masked prompt (`tui/secret_prompt.rs`) instead.
 
+use agent_loop::invocation::invoked_skills;
 use skill_core::setup::{ENV_FILE_DISPLAY, SetupNeed, setup_needs};
-use skill_core::{Resolution, Skill, SkillSet};
 
 use crate::context::Context;
-
-/// The skills `line` invokes and `preloads` name, in that order. A line or
-/// name that resolves to nothing adds nothing: the caller has refused it
-/// already, or it is plain text.
-pub(crate) fn invoked_skills<'a>(
-    set: &'a SkillSet,
-    line: &str,
-    preloads: &[String],
-) -> Vec<&'a Skill> {
-    let mut skills: Vec<&Skill> = preloads
-        .iter()
-        .filter_map(|name| match set.resolve(name) {
-            Resolution::Found(skill) => Some(skill),
-            _ => None,
-        })
-        .collect();
-    if let Ok(Some(invocation)) = agent_loop::invocation::parse_invocation(line, set) {
-        skills.extend(invocation.skills);
-    }
-    skills
-}
 
 /// The line `knack run` prints for a skill that loads without its variables.
 pub(crate) fn missing_line(need: &SetupNeed<'_>, env_path: &std::path::Path) -> String {

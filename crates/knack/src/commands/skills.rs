@@ -32,6 +32,7 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         | SkillsCommand::Restore(_)
         | SkillsCommand::Pin(_)
         | SkillsCommand::Unpin(_)) => super::library::run(&ctx, cmd),
+        SkillsCommand::Inbox(args) => super::inbox::run(&ctx, args),
         SkillsCommand::Search(args) if args.local => search_local(&ctx, &args),
         SkillsCommand::Trust(args) => super::trust::trust(&ctx, args),
         SkillsCommand::Untrust(args) => super::trust::untrust(&ctx, args),
@@ -147,12 +148,15 @@ fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> 
         session_id: None,
         env: &env,
     };
-    let result = skill_core::skill_view(set, &args.name, args.file.as_deref(), &view_ctx);
+    let mut result = skill_core::skill_view(set, &args.name, args.file.as_deref(), &view_ctx);
     let ok = result["success"].as_bool().unwrap_or(false);
     if args.json {
         print_json(&result);
         return Ok(if ok { exit::OK } else { exit::FAILED });
     }
+    // A skill's text and fields are printed as they are, but a skill may be a model's or
+    // a stranger's work: its control characters are shown, never obeyed.
+    crate::terminal_text::escape_json(&mut result);
     if !ok {
         return Err(exit::failed(describe_failure(set, &args, &result)));
     }

@@ -1,11 +1,10 @@
 //! `knack tool list|call`: run the agent's tools by hand, with the same JSON a
 //! model would send and get back, through the same registry a session uses.
 
-use std::sync::Arc;
-
 use agent_loop::tools::SkillWriteMode;
-use agent_loop::{AutoApprove, AutoDeny, ToolContext, ToolRegistry};
+use agent_loop::{ToolContext, ToolRegistry};
 use anyhow::Context as _;
+use prompt_builder::Platform;
 use serde_json::{Value, json};
 
 use crate::cli::{ToolCallArgs, ToolCommand};
@@ -27,16 +26,12 @@ async fn registry(ctx: &Context, mcp: bool) -> ToolRegistry {
         .iter()
         .map(|(set, _)| (*set).to_owned())
         .collect();
-    let builder = ToolRegistry::builder().builtin_toolsets(&all);
     let hub = if mcp {
         agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await
     } else {
         None
     };
-    match hub {
-        Some(hub) => builder.mcp(&hub).build(),
-        None => builder.build(),
-    }
+    agent_loop::setup::registry(&all, hub.as_ref())
 }
 
 /// A runtime for the MCP servers; they are started and stopped inside it.
@@ -129,17 +124,13 @@ async fn call_with(
             "the arguments must be a JSON object, e.g. '{\"name\": \"x\"}'",
         ));
     }
-    let yolo = ctx.config.agent.yolo;
     let session_id = format!("cli-tool-{}", std::process::id());
     // A person at the command line writes skills as the user; flagged terminal
     // commands run only with agent.yolo, since nobody is asked here.
+    let approver = ctx.session_setup(Platform::Cli).approver(None);
     let tool_ctx = ToolContext::new(ctx.home, ctx.config, ctx.cwd, session_id)
         .with_write_mode(SkillWriteMode::User)
-        .with_approver(if yolo {
-            Arc::new(AutoApprove)
-        } else {
-            Arc::new(AutoDeny)
-        });
+        .with_approver(approver);
     let reply = registry
         .dispatch_value(&args.name, arguments, &tool_ctx)
         .await?;

@@ -9,7 +9,7 @@ use ratatui::crossterm::event::KeyCode;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::app::App;
-use super::test_harness::{enter, key, plain_app, screen};
+use super::test_harness::{enter, key, plain_app, screen, wait_out_grace};
 
 /// A real id: the part after the time is what tells sessions apart.
 const SESSION: &str = "20261202-021137-a6cd51";
@@ -27,6 +27,9 @@ fn outside_sandbox_request() -> Event {
                   system's OpenSSL headers, which the sandbox cannot install)"
             .into(),
         reason: "the command asks to run outside the sandbox, with the user's full rights".into(),
+        exact_rule: Some("outside_sandbox(apt-get install -y libssl-dev)".into()),
+        prefix_rule: None,
+        diff: None,
     }
 }
 
@@ -35,8 +38,14 @@ fn the_approval_dialog_shows_every_choice_when_its_text_wraps() {
     let (mut app, _rx) = app();
     enter(&mut app, "install the headers");
     app.handle_agent_event(outside_sandbox_request());
+    wait_out_grace(&mut app);
     let frame = screen(&mut app, 60, 20);
-    assert!(frame.contains("[n] no, deny it"), "{frame}");
+    assert!(frame.contains("[n] no"), "{frame}");
+    assert!(frame.contains("[t] no, and tell the model why"), "{frame}");
+    assert!(
+        !frame.contains("[p]"),
+        "a run outside the sandbox is never offered a prefix: {frame}"
+    );
     assert!(
         !frame.contains("libssl-dev("),
         "the justification runs into the command: {frame}"
@@ -52,11 +61,14 @@ fn an_approval_too_tall_for_the_screen_cuts_the_command_not_the_choices() {
         call_id: "c1".into(),
         command: script.trim_end().into(),
         reason: "matches the destructive-command list".into(),
+        exact_rule: Some("terminal(x)".into()),
+        prefix_rule: None,
+        diff: None,
     });
     let frame = screen(&mut app, 80, 16);
     assert!(frame.contains("$ echo step 1 "), "{frame}");
     assert!(frame.contains('…'), "the cut is marked: {frame}");
-    for choice in ["[y] yes", "[a] always", "[n] no, deny it"] {
+    for choice in ["[y] yes", "[a] always", "[n] no", "[t] no, and tell"] {
         assert!(frame.contains(choice), "{choice} is cut off: {frame}");
     }
 }
@@ -86,7 +98,7 @@ fn help_wraps_its_descriptions_on_a_narrow_terminal() {
     let (mut app, _rx) = app();
     enter(&mut app, "/help");
     // Far enough down that the wrapped descriptions of the keys show.
-    for _ in 0..4 {
+    for _ in 0..8 {
         app.handle_key(key(KeyCode::Down));
     }
     let frame = screen(&mut app, 60, 20);

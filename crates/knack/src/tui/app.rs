@@ -4,7 +4,7 @@
 //! Everything here is synchronous and terminal-free, so tests drive it with
 //! key events and agent events and read back the ops it sent and the frames it drew.
 
-use agent_protocol::{Event as AgentEvent, Op, SkillLoadVia, TurnAbortReason};
+use agent_protocol::{ApprovalMode, Event as AgentEvent, Op, SkillLoadVia, TurnAbortReason};
 use ratatui::Frame;
 use ratatui::crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
@@ -15,7 +15,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::approval::{ApprovalQueue, PendingApproval};
+use super::approval::{ApprovalKey, ApprovalQueue, PendingApproval};
 use super::browser::{BrowserOutcome, SkillsBrowser};
 use super::connection::SessionInfo;
 use super::help::{HelpOutcome, HelpView};
@@ -36,6 +36,24 @@ const TURN_ENDED_RESULT: &str =
 
 /// Most rows the input grows to before it scrolls.
 const MAX_INPUT_ROWS: u16 = 8;
+
+/// Where the app reads the time: the real clock, or one a test holds still.
+#[derive(Debug, Clone, Copy, Default)]
+enum Clock {
+    #[default]
+    Real,
+    #[cfg_attr(not(test), allow(dead_code))]
+    Fixed(std::time::Instant),
+}
+
+impl Clock {
+    fn now(self) -> std::time::Instant {
+        match self {
+            Self::Real => std::time::Instant::now(),
+            Self::Fixed(now) => now,
+        }
+    }
+}
 
 /// Why the TUI stopped; the caller decides what comes next.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +105,10 @@ enum Action {
     Refresh,
     /// Clear the terminal and repaint everything (ctrl-l).
     Redraw,
+    /// Switch to the next approval mode (shift-tab).
+    CycleMode,
+    /// Start searching the input history (ctrl-r).
+    SearchHistory,
 }
 
 /// Finds the full id of a stored session from what the user typed (an id or
@@ -107,6 +129,19 @@ pub struct MentionRoots {
 
 /// Most sessions `/sessions` lists.
 const SESSIONS_LISTED: usize = 10;
+
+/// Queued messages shown above the input; more are counted, not listed.
+const QUEUED_SHOWN: usize = 3;
+
+/// A message sent while a turn runs. The session runs it after that turn, so
+/// it joins the transcript when its own turn starts: shown at once it would
+/// sit inside the answer still streaming.
+#[derive(Debug, Clone)]
+struct QueuedTurn {
+    text: String,
+    /// The "attached …" lines of its `@path` mentions.
+    attached: Vec<String>,
+}
 
 pub struct App {
     ops: UnboundedSender<Op>,
@@ -130,8 +165,14 @@ pub struct App {
     skills: Vec<SkillEntry>,
     overlay: Overlay,
     approvals: ApprovalQueue,
+    /// The time keys and events are stamped with (a test sets it by hand).
+    clock: Clock,
     tokens: TokenTotals,
     turns_running: usize,
+    /// Messages waiting for the running turn to end, oldest first.
+    queued: std::collections::VecDeque<QueuedTurn>,
+    /// Ctrl-R: searching the input history (`None` when not searching).
+    search: Option<HistorySearch>,
     review_running: bool,
     quit_armed: bool,
     hint: Option<String>,
@@ -166,8 +207,11 @@ impl App {
             skills: Vec::new(),
             overlay: Overlay::None,
             approvals: ApprovalQueue::default(),
+            clock: Clock::default(),
             tokens: TokenTotals::default(),
             turns_running: 0,
+            queued: std::collections::VecDeque::new(),
+            search: None,
             review_running: false,
             quit_armed: false,
             hint: None,
@@ -218,6 +262,37 @@ impl App {
     #[cfg(test)]
     pub fn tokens(&self) -> TokenTotals {
         self.tokens
+    }
+
+    /// Starts the totals from what the session's earlier requests used (a
+    /// resumed session); the events of this run add to them.
+    pub fn set_prior_usage(&mut self, totals: TokenTotals) {
+        let last_prompt = self.tokens.last_prompt;
+        self.tokens = totals;
+        self.tokens.last_prompt = last_prompt;
+        self.dirty = true;
+    }
+
+    /// What is printed once the terminal is restored: the session, what it
+    /// used (every request: turns, review, compaction, earlier runs of it
+    /// included) and how to come back to it.
+    pub fn exit_summary(&self) -> String {
+        let t = &self.tokens;
+        let mut usage = format!(
+            "{} tokens in, {} out",
+            status::compact(t.prompt),
+            status::compact(t.completion)
+        );
+        if let Some(p) = t.cache_percent() {
+            usage.push_str(&format!(" ({p}% of the input from the cache)"));
+        }
+        if t.cost_micro_usd > 0 {
+            usage.push_str(&format!(", ${:.4}", t.cost_micro_usd as f64 / 1_000_000.0));
+        }
+        let id = &self.info.session_id;
+        format!(
+            "session {id}: {usage}\nresume it with: knack chat --resume {id}   (or `knack chat --continue` in this directory)"
+        )
     }
 
     pub fn is_busy(&self) -> bool {
@@ -283,9 +358,7 @@ impl App {
 
     /// Pasted text goes into the input as typed text; it never sends.
     pub fn handle_paste(&mut self, text: &str) {
-        if self.approvals.is_active() {
-            return;
-        }
+        // A paste never answers the approval modal; it lands in the draft below it.
         if let Overlay::Secret(prompt) = &mut self.overlay {
             prompt.paste(text);
             self.dirty = true;
@@ -318,7 +391,7 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if !(ctrl && key.code == KeyCode::Char('c')) {
             self.quit_armed = false;
-            if self.hint.as_deref() == Some(QUIT_HINT) {
+            if matches!(self.hint.as_deref(), Some(QUIT_HINT | DRAFT_QUIT_HINT)) {
                 self.hint = None;
             }
         }
@@ -326,8 +399,19 @@ impl App {
         if self.approvals.is_active() {
             if ctrl && key.code == KeyCode::Char('c') {
                 self.update(Action::Interrupt);
-            } else if let Some((call_id, decision)) = self.approvals.handle_key(key) {
-                self.send(Op::Approval { call_id, decision });
+                return;
+            }
+            match self.approvals.handle_key(key, self.clock.now()) {
+                ApprovalKey::Answered(reply) => self.send(Op::Approval {
+                    call_id: reply.call_id,
+                    decision: reply.decision,
+                    rule: reply.rule,
+                    message: reply.message,
+                }),
+                ApprovalKey::Used => {}
+                // Typing that began before the modal could be read: it belongs to the
+                // draft (text only; Enter and the like wait until the modal is gone).
+                ApprovalKey::TypeAhead => self.type_ahead(key),
             }
             return;
         }
@@ -397,6 +481,10 @@ impl App {
             }
             Overlay::None => {}
         }
+        if self.search.is_some() {
+            self.search_key(key);
+            return;
+        }
         if let Some(action) = self.action_for(key) {
             self.update(action);
             return;
@@ -410,11 +498,42 @@ impl App {
         self.palette.update(&text, &self.skills);
     }
 
+    /// A key typed while the approval modal is not yet taking keys: characters and
+    /// deletions edit the draft, so nothing typed is lost and nothing answers the modal.
+    fn type_ahead(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let edits = match key.code {
+            KeyCode::Char(_) => !ctrl,
+            KeyCode::Backspace | KeyCode::Delete | KeyCode::Left | KeyCode::Right => true,
+            _ => false,
+        };
+        if edits {
+            self.input.input(key);
+            let text = self.input_text();
+            self.palette.update(&text, &self.skills);
+        }
+    }
+
+    /// Stamps keys and events with `now` from here on (tests step time by hand).
+    #[cfg(test)]
+    pub fn set_clock(&mut self, now: std::time::Instant) {
+        self.clock = Clock::Fixed(now);
+    }
+
+    /// Moves a test's clock on by `by`.
+    #[cfg(test)]
+    pub fn advance_clock(&mut self, by: std::time::Duration) {
+        self.clock = Clock::Fixed(self.clock.now() + by);
+    }
+
     /// Maps a key to an action; `None` lets the text area handle it.
     fn action_for(&mut self, key: KeyEvent) -> Option<Action> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if key.code == KeyCode::BackTab {
+            return Some(Action::CycleMode);
+        }
         let text = self.input_text();
         if self.palette.is_open() {
             match key.code {
@@ -457,7 +576,14 @@ impl App {
                     Action::ArmQuit
                 }
             }
-            KeyCode::Char('d') if ctrl => Action::Quit,
+            // Ctrl-D quits only from an empty input, so a draft is never
+            // lost to it; with text it stays the editor's delete key.
+            KeyCode::Char('d') if ctrl && text.is_empty() => Action::Quit,
+            KeyCode::Char('d') if ctrl => {
+                self.hint = Some(DRAFT_QUIT_HINT.into());
+                return None;
+            }
+            KeyCode::Char('r') if ctrl => Action::SearchHistory,
             KeyCode::Char('u') if ctrl => Action::ClearInput,
             KeyCode::Char('l') if ctrl => Action::Redraw,
             KeyCode::Char('o') if ctrl => Action::ToggleToolOutput,
@@ -501,6 +627,7 @@ impl App {
                 self.hint = Some("interrupting…".into());
             }
             Action::Quit => {
+                self.keep_draft();
                 let _ = self.ops.send(Op::Shutdown);
                 self.exit = Some(TuiExit::Quit);
             }
@@ -509,6 +636,7 @@ impl App {
                 self.hint = Some(QUIT_HINT.into());
             }
             Action::ClearInput => {
+                self.keep_draft();
                 self.history.stop_browsing();
                 self.set_input("");
             }
@@ -534,7 +662,20 @@ impl App {
             Action::SelectTool { older } => self.transcript.select_tool(older),
             Action::ToggleToolOutput => self.transcript.toggle_selected_output(),
             Action::ToggleRawOutput => self.transcript.toggle_selected_raw(),
-            Action::Escape => self.transcript.clear_selection(),
+            // Esc first lets go of a selected card; otherwise it interrupts.
+            Action::Escape if self.transcript.has_selection() => {
+                self.transcript.clear_selection();
+            }
+            Action::Escape if self.is_busy() => self.update(Action::Interrupt),
+            Action::Escape => {}
+            Action::SearchHistory => {
+                self.search = Some(HistorySearch {
+                    query: String::new(),
+                    draft: self.input_text(),
+                    skip: 0,
+                    found: None,
+                });
+            }
             Action::NewLine => {
                 self.input.insert_newline();
                 let text = self.input_text();
@@ -542,6 +683,87 @@ impl App {
             }
             Action::Refresh => {}
             Action::Redraw => self.clear_screen = true,
+            Action::CycleMode => {
+                let mode = self.info.mode.next();
+                self.info.mode = mode;
+                self.send(Op::SetMode { mode });
+                let what = match mode {
+                    ApprovalMode::AskEdits => "ask-edits: every file edit waits for your approval",
+                    ApprovalMode::AutoEdits => {
+                        "auto-edits: edits inside the workspace run without asking"
+                    }
+                    ApprovalMode::Plan => {
+                        "plan: read-only; the model plans and changes nothing until you switch back"
+                    }
+                };
+                self.note(
+                    NoteKind::Info,
+                    format!("approval mode {what} (shift-tab switches)"),
+                );
+            }
+        }
+    }
+
+    /// A draft about to leave the input (cleared, or the TUI quits) goes
+    /// into the history, where Up brings it back. An entry recalled from the
+    /// history is already there.
+    fn keep_draft(&mut self) {
+        let text = self.input_text();
+        if !self.history.is_browsing() && !text.trim().is_empty() {
+            self.history.record(&text);
+        }
+    }
+
+    /// A key while searching the history: typing narrows the search,
+    /// ctrl-r goes to the next older match, enter takes the match into the
+    /// input, esc (or ctrl-c, ctrl-g) goes back to the draft.
+    fn search_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let Some(search) = self.search.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Char('r') if ctrl => search.skip += 1,
+            KeyCode::Esc | KeyCode::Char('c' | 'g') if key.code == KeyCode::Esc || ctrl => {
+                let draft = std::mem::take(&mut search.draft);
+                self.search = None;
+                self.set_input(&draft);
+                return;
+            }
+            KeyCode::Enter | KeyCode::Tab | KeyCode::Left | KeyCode::Right => {
+                let chosen = search.found.clone().unwrap_or_else(|| search.draft.clone());
+                self.search = None;
+                self.set_input(&chosen);
+                // A recalled entry is not a command being typed.
+                let chosen = self.input_text();
+                self.palette.dismiss(&chosen);
+                return;
+            }
+            KeyCode::Backspace => {
+                search.query.pop();
+                search.skip = 0;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                search.query.push(c);
+                search.skip = 0;
+            }
+            _ => return,
+        }
+        let query = search.query.clone();
+        let mut skip = search.skip;
+        let found = self.history.search(&query, skip);
+        // Past the oldest match, stay on it.
+        let found = match found {
+            Some(entry) => Some(entry.to_owned()),
+            None if skip > 0 => {
+                skip -= 1;
+                self.history.search(&query, skip).map(str::to_owned)
+            }
+            None => None,
+        };
+        if let Some(search) = self.search.as_mut() {
+            search.skip = skip;
+            search.found = found;
         }
     }
 
@@ -556,6 +778,15 @@ impl App {
         if !self.agent_gone {
             self.agent_gone = true;
             self.turns_running = 0;
+            // Messages that never ran go back into the input, not away.
+            if !self.queued.is_empty() {
+                let mut texts: Vec<String> = self.queued.drain(..).map(|t| t.text).collect();
+                let draft = self.input_text();
+                if !draft.trim().is_empty() {
+                    texts.push(draft);
+                }
+                self.set_input(&texts.join("\n\n"));
+            }
             self.note(
                 NoteKind::Error,
                 "the agent session has ended; /new starts another, ctrl-d quits",
@@ -633,6 +864,66 @@ impl App {
         }
     }
 
+    /// This session's turns that changed files and can be undone, newest first.
+    fn undoable_turns(&self) -> Option<Vec<agent_loop::checkpoint::StoredTurn>> {
+        let roots = self.mentions.as_ref()?;
+        Some(agent_loop::checkpoint::turns(
+            &knack_config::KnackHome::at(&roots.home).checkpoints_dir(),
+            &roots.cwd,
+            Some(&self.info.session_id),
+        ))
+    }
+
+    /// `/rewind`: the turns that can be undone.
+    fn list_turns(&mut self) {
+        let turns = self.undoable_turns().unwrap_or_default();
+        if turns.is_empty() {
+            self.note(
+                NoteKind::Info,
+                "no turn of this session changed files that can be undone",
+            );
+            return;
+        }
+        let mut text = String::from("turns that changed files, newest first:");
+        for (i, turn) in turns.iter().enumerate() {
+            let n = turn.manifest.files.len();
+            let files = if n == 1 { "file" } else { "files" };
+            text.push_str(&format!(
+                "\n  {}. \"{}\" — {n} {files}",
+                i + 1,
+                turn.manifest.title
+            ));
+        }
+        text.push_str(
+            "\n/rewind N puts back the files of the newest N turns; /undo the newest one",
+        );
+        self.note(NoteKind::Info, text);
+    }
+
+    /// `/undo` and `/rewind N`: puts back the files of the newest `n` turns, newest first.
+    fn undo_turns(&mut self, n: usize) {
+        if self.is_busy() {
+            self.note(
+                NoteKind::Error,
+                "a turn is running; wait for it to end (or interrupt it) before undoing",
+            );
+            return;
+        }
+        let turns = self.undoable_turns().unwrap_or_default();
+        if turns.is_empty() {
+            self.note(
+                NoteKind::Info,
+                "nothing to undo: no turn of this session changed files",
+            );
+            return;
+        }
+        for turn in turns.iter().take(n) {
+            let restored = agent_loop::checkpoint::undo(turn);
+            let text = crate::commands::undo::describe(&turn.manifest.title, &restored);
+            self.note(NoteKind::Info, text);
+        }
+    }
+
     /// Runs a `/…` line; false keeps it in the input (usage error).
     fn slash_command(&mut self, line: &str, rest: &str) -> bool {
         let (name, arg) = rest
@@ -647,7 +938,7 @@ impl App {
                 return false;
             }
             "skill" => return self.invoke_skill(line),
-            "new" => {
+            "new" | "clear" => {
                 let _ = self.ops.send(Op::Shutdown);
                 self.exit = Some(TuiExit::NewSession);
             }
@@ -702,6 +993,18 @@ impl App {
                     "compacting: the older history is being summarised",
                 );
             }
+            "undo" => self.undo_turns(1),
+            "rewind" if arg.is_empty() => self.list_turns(),
+            "rewind" => match arg.parse::<usize>() {
+                Ok(n) if n >= 1 => self.undo_turns(n),
+                _ => {
+                    self.note(
+                        NoteKind::Error,
+                        "usage: /rewind lists the turns; /rewind N undoes the newest N",
+                    );
+                    return false;
+                }
+            },
             "quit" | "exit" => self.update(Action::Quit),
             _ if self.skills.iter().any(|s| s.name == name) => return self.invoke_skill(line),
             // `/usr/bin/env is odd` is a message, not a command.
@@ -730,21 +1033,31 @@ impl App {
             },
             None => (text.to_owned(), Vec::new()),
         };
-        self.transcript.push(Cell::User {
+        let turn = QueuedTurn {
             text: text.to_owned(),
-        });
-        if !attached.is_empty() {
-            let lines: Vec<String> = attached
+            attached: attached
                 .iter()
                 .map(|a| format!("attached {}", a.header()))
-                .collect();
-            self.transcript
-                .push_note(NoteKind::Subtle, lines.join("\n"));
+                .collect(),
+        };
+        if self.is_busy() {
+            self.queued.push_back(turn);
+        } else {
+            self.show_user_turn(turn);
         }
-        self.transcript.scroll_to_bottom();
         self.turns_running += 1;
         self.send(Op::UserTurn { text: sent });
         true
+    }
+
+    /// A user message joins the transcript as its turn starts.
+    fn show_user_turn(&mut self, turn: QueuedTurn) {
+        self.transcript.push(Cell::User { text: turn.text });
+        if !turn.attached.is_empty() {
+            self.transcript
+                .push_note(NoteKind::Subtle, turn.attached.join("\n"));
+        }
+        self.transcript.scroll_to_bottom();
     }
 
     /// Leaves this session for the stored one `id` (a full id).
@@ -988,11 +1301,26 @@ impl App {
                 call_id,
                 command,
                 reason,
-            } => self.approvals.push(PendingApproval {
-                call_id,
-                command,
-                reason,
-            }),
+                exact_rule,
+                prefix_rule,
+                diff,
+            } => self.approvals.push(
+                PendingApproval {
+                    call_id,
+                    command,
+                    reason,
+                    exact_rule,
+                    prefix_rule,
+                    diff,
+                },
+                self.clock.now(),
+            ),
+            AgentEvent::AutoApproved { call_id, rule } => {
+                self.transcript.approved_by_rule(&call_id, &rule);
+            }
+            AgentEvent::FileDiff { call_id, diff, .. } => {
+                self.transcript.file_diff(&call_id, &diff);
+            }
             AgentEvent::ReviewStarted => self.review_running = true,
             AgentEvent::SkillWritten {
                 action,
@@ -1008,6 +1336,11 @@ impl App {
                     format!("skill {name}: {action} (by {actor})"),
                 );
             }
+            AgentEvent::ReviewUsage {
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } => self.tokens.add_review(prompt_tokens, completion_tokens),
             AgentEvent::ReviewFinished { summary } => {
                 self.review_running = false;
                 self.note(NoteKind::Review, summary);
@@ -1037,6 +1370,11 @@ impl App {
 
     fn end_turn(&mut self) {
         self.turns_running = self.turns_running.saturating_sub(1);
+        // The session starts the next queued message now.
+        if let Some(next) = self.queued.pop_front() {
+            self.transcript.settle_stream();
+            self.show_user_turn(next);
+        }
         if self.turns_running == 0 {
             self.transcript.settle_stream();
             self.transcript.abandon_running_tools(TURN_ENDED_RESULT);
@@ -1056,6 +1394,33 @@ impl App {
     }
 
     // ----- drawing -----------------------------------------------------------
+
+    /// The lines above the input naming the messages waiting for the
+    /// running turn, in the order they will run.
+    fn queued_lines(&self, width: u16) -> Vec<Line<'static>> {
+        let theme = self.theme;
+        let mut lines: Vec<Line<'static>> = self
+            .queued
+            .iter()
+            .take(QUEUED_SHOWN)
+            .map(|turn| {
+                let first = turn.text.lines().next().unwrap_or_default();
+                let text = super::wrap::truncate(
+                    &format!("queued · {first}"),
+                    usize::from(width.saturating_sub(2)),
+                );
+                Line::from(vec![Span::raw(" "), Span::styled(text, theme.dim())])
+            })
+            .collect();
+        let more = self.queued.len().saturating_sub(QUEUED_SHOWN);
+        if more > 0 {
+            lines.push(Line::styled(
+                format!(" … and {more} more queued"),
+                theme.dim(),
+            ));
+        }
+        lines
+    }
 
     fn input_height(&self, width: u16) -> u16 {
         let inner = width.saturating_sub(2).max(1) as usize;
@@ -1077,8 +1442,10 @@ impl App {
         let input_h = self
             .input_height(area.width)
             .min(area.height.saturating_sub(2).max(3));
-        let [body, input_area, status_area] = Layout::vertical([
+        let queued_h = self.queued_lines(area.width).len() as u16;
+        let [body, queued_area, input_area, status_area] = Layout::vertical([
             Constraint::Min(1),
+            Constraint::Length(queued_h),
             Constraint::Length(input_h),
             Constraint::Length(1),
         ])
@@ -1090,6 +1457,7 @@ impl App {
         self.transcript
             .render(body, frame.buffer_mut(), &theme, self.tick);
 
+        Paragraph::new(self.queued_lines(area.width)).render(queued_area, frame.buffer_mut());
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border())
@@ -1101,8 +1469,32 @@ impl App {
                 },
                 theme.dim(),
             ));
-        self.input.set_block(block);
-        frame.render_widget(&self.input, input_area);
+        match &self.search {
+            Some(search) => {
+                let block = Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.border())
+                    .title(Span::styled(
+                        format!(" history search: {}▏ ", search.query),
+                        theme.heading(3),
+                    ));
+                let shown = match &search.found {
+                    Some(entry) => Line::raw(entry.replace('\n', " ⏎ ")),
+                    None if search.query.is_empty() => Line::styled(
+                        "type to search the sent messages · ctrl-r older · enter takes · esc back",
+                        theme.dim(),
+                    ),
+                    None => Line::styled("no match", theme.dim()),
+                };
+                Paragraph::new(shown)
+                    .block(block)
+                    .render(input_area, frame.buffer_mut());
+            }
+            None => {
+                self.input.set_block(block);
+                frame.render_widget(&self.input, input_area);
+            }
+        }
 
         let activity = Activity {
             turn_running: self.is_busy(),
@@ -1110,6 +1502,7 @@ impl App {
             review_running: self.review_running,
             hint: self.hint.as_deref(),
             tick: self.tick,
+            mode: self.info.mode,
         };
         status::render(
             status_area,
@@ -1147,12 +1540,24 @@ impl App {
             Overlay::Secret(prompt) => prompt.render(page, frame.buffer_mut(), &theme),
         }
         if self.approvals.is_active() {
-            self.approvals.render(body, frame.buffer_mut(), &theme);
+            let now = self.clock.now();
+            self.approvals.render(body, frame.buffer_mut(), &theme, now);
         }
     }
 }
 
 const QUIT_HINT: &str = "press ctrl-c again to quit";
+const DRAFT_QUIT_HINT: &str = "ctrl-d quits from an empty input; ctrl-u clears it";
+
+/// Ctrl-R's state: what is typed, which match (0 = newest) and the draft to
+/// go back to.
+#[derive(Debug, Clone)]
+struct HistorySearch {
+    query: String,
+    draft: String,
+    skip: usize,
+    found: Option<String>,
+}
 
 /// What an empty transcript shows: where you are and how to start, wrapped
 /// to `width` so a narrow terminal shows all of it.

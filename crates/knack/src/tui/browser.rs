@@ -64,7 +64,10 @@ impl SkillPage {
 }
 
 impl SkillsBrowser {
-    /// Indices into `skills` that match the search, in category order.
+    /// Indices into `skills` that match the search: all in category order
+    /// without one; with one, best first as the palette ranks — a match in
+    /// the name (an exact name first, then a prefix) before a match found
+    /// only in the id or description, so typing `weather` puts `weather` on top.
     pub fn filtered(&self, skills: &[SkillEntry]) -> Vec<usize> {
         let query = self.query.trim();
         if query.is_empty() {
@@ -73,17 +76,32 @@ impl SkillsBrowser {
         let pattern = Pattern::parse(query, CaseMatching::Ignore, Normalization::Smart);
         let mut matcher = Matcher::new(Config::DEFAULT);
         let mut buf = Vec::new();
-        skills
+        let lower = query.to_lowercase();
+        let mut scored: Vec<(u32, u32, usize)> = skills
             .iter()
             .enumerate()
-            .filter(|(_, s)| {
-                let hay = format!("{} {}", s.id, s.description);
-                pattern
-                    .score(Utf32Str::new(&hay, &mut buf), &mut matcher)
-                    .is_some()
+            .filter_map(|(i, s)| {
+                let name = s.name.to_lowercase();
+                let in_name = pattern.score(Utf32Str::new(&s.name, &mut buf), &mut matcher);
+                let tier = match in_name {
+                    Some(_) if name == lower => 3,
+                    Some(_) if name.starts_with(&lower) => 2,
+                    Some(_) => 1,
+                    None => 0,
+                };
+                let score = match in_name {
+                    Some(score) => score,
+                    None => {
+                        let hay = format!("{} {}", s.id, s.description);
+                        pattern.score(Utf32Str::new(&hay, &mut buf), &mut matcher)?
+                    }
+                };
+                Some((tier, score, i))
             })
-            .map(|(i, _)| i)
-            .collect()
+            .collect();
+        // Ties keep the category order.
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        scored.into_iter().map(|(_, _, i)| i).collect()
     }
 
     pub fn handle_key(&mut self, key: KeyEvent, skills: &[SkillEntry]) -> BrowserOutcome {
@@ -166,7 +184,7 @@ impl SkillsBrowser {
                 .category
                 .clone()
                 .unwrap_or_else(|| "(uncategorized)".into());
-            if last_cat.as_ref() != Some(&cat) {
+            if self.query.trim().is_empty() && last_cat.as_ref() != Some(&cat) {
                 rows.push((
                     None,
                     Line::from(Span::styled(cat.clone(), theme.heading(2))),

@@ -4,10 +4,8 @@
 use agent_protocol::{Event, Op};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use std::sync::Arc;
-
 use agent_loop::session::{ChannelApprover, EventSink, Session, SessionOptions, spawn_session};
-use agent_loop::{Approver, AutoApprove};
+use agent_loop::setup::ModelFlags;
 use prompt_builder::Platform;
 
 use crate::context::Context;
@@ -33,6 +31,8 @@ pub struct SessionInfo {
     /// One line per configured MCP server: its state and tool count
     /// (`/mcp` shows them; failures are shown when the session starts).
     pub mcp_servers: Vec<McpServerLine>,
+    /// How file edits are approved; Shift-Tab cycles it (shown in the status line).
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 /// An MCP server as the TUI reports it.
@@ -73,7 +73,9 @@ pub struct ChatOptions {
     /// Skills preloaded into the first turn (`-s NAME`).
     pub preload: Vec<String>,
     /// `--provider` / `--model` from the command line.
-    pub model: crate::commands::model::ModelFlags,
+    pub model: ModelFlags,
+    /// The approval mode the session starts in (`--mode`, or the last session's).
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 /// Starts (or resumes) an agent session for the TUI. The session runs in its
@@ -82,35 +84,26 @@ pub async fn connect_agent(
     ctx: &Context,
     options: &ChatOptions,
 ) -> anyhow::Result<(AgentConnection, SessionInfo)> {
-    let choice = crate::commands::model::resolve(ctx, &options.model)?;
+    let setup = ctx.session_setup(Platform::Tui);
+    let choice = ctx.model(&options.model)?;
     let (events, events_rx) = EventSink::channel();
     let channel_approver = ChannelApprover::new(events.clone());
-    let approver: Arc<dyn Approver> = if ctx.config.agent.yolo {
-        Arc::new(AutoApprove)
-    } else {
-        Arc::new(channel_approver.clone())
-    };
     // Started here rather than inside the session, so the TUI can report them;
     // the screen is still the shell's, so a line says what the wait is for.
     if !ctx.config.mcp_servers.is_empty() {
         let names: Vec<&str> = ctx.config.mcp_servers.keys().map(String::as_str).collect();
         eprintln!("knack: starting MCP servers: {} …", names.join(", "));
     }
-    let mcp = agent_loop::session::start_mcp_servers(&ctx.home, &ctx.config).await;
+    let mcp = setup.start_mcp().await;
     let mcp_servers = mcp_lines(mcp.as_deref());
     let session_options = SessionOptions {
         preload: options.preload.clone(),
         resume: options.resume.clone(),
-        approver,
+        approver: setup.approver(Some(&channel_approver)),
+        mode: options.mode,
         context_window: choice.context_window,
         mcp,
-        ..SessionOptions::new(
-            ctx.home.clone(),
-            ctx.config.clone(),
-            ctx.cwd.clone(),
-            Platform::Tui,
-            choice.model.clone(),
-        )
+        ..setup.options(choice.model.clone())
     };
     let session = Session::launch(session_options, choice.client, events)
         .await
@@ -122,6 +115,7 @@ pub async fn connect_agent(
         model: choice.model,
         context_window: window as u64,
         mcp_servers,
+        mode: options.mode,
     };
     let history = if options.resume.is_some() {
         session.history().to_vec()
@@ -158,6 +152,7 @@ pub mod echo {
             model: "echo".into(),
             context_window: 0,
             mcp_servers: Vec::new(),
+            mode: agent_protocol::ApprovalMode::default(),
         };
         let started = Event::SessionStarted {
             session_id: info.session_id.clone(),
@@ -202,7 +197,7 @@ pub mod echo {
                             after_tokens: 1200,
                         });
                     }
-                    Op::Approval { .. } => {}
+                    Op::Approval { .. } | Op::SetMode { .. } => {}
                     Op::Shutdown => break,
                 }
             }

@@ -12,7 +12,7 @@ use super::palette::BUILTINS;
 use super::theme::Theme;
 use super::wrap::wrap_spans;
 
-const KEYS: [(&str, &str); 16] = [
+const KEYS: [(&str, &str); 18] = [
     ("enter", "send the message"),
     ("shift-enter, alt-enter, ctrl-j", "new line"),
     ("↑ / ↓", "previous / next input (on the first / last line)"),
@@ -22,7 +22,8 @@ const KEYS: [(&str, &str); 16] = [
         "ctrl-c",
         "interrupt the turn; twice on an empty prompt quits",
     ),
-    ("ctrl-d", "quit"),
+    ("ctrl-d", "quit (from an empty input)"),
+    ("ctrl-r", "search the input history"),
     ("pgup / pgdn, wheel", "scroll the transcript"),
     ("ctrl-end", "jump to the bottom"),
     (
@@ -37,10 +38,14 @@ const KEYS: [(&str, &str); 16] = [
         "ctrl-t",
         "raw JSON of the selected tool result, or text again",
     ),
-    ("esc", "close an overlay, clear the selection"),
+    ("esc", "close an overlay, clear the selection, or interrupt"),
     ("ctrl-u", "clear the input"),
     ("ctrl-l", "redraw the screen"),
-    ("y / a / n", "in an approval: once / always / deny"),
+    ("shift-tab", "approval mode: auto-edits → ask-edits → plan"),
+    (
+        "y / a / p / n / t",
+        "in an approval: once / always this / always a prefix / no / no, saying why",
+    ),
 ];
 
 /// The help page and how far it is scrolled; taller than most terminals

@@ -105,6 +105,23 @@ impl InputHistory {
         }
     }
 
+    /// Ctrl-R: the `skip`-th newest entry containing `query` (case-insensitive),
+    /// each text once; an empty query matches nothing.
+    pub fn search(&self, query: &str, skip: usize) -> Option<&str> {
+        if query.is_empty() {
+            return None;
+        }
+        let needle = query.to_lowercase();
+        let mut seen = std::collections::HashSet::new();
+        self.entries
+            .iter()
+            .rev()
+            .filter(|entry| entry.to_lowercase().contains(&needle))
+            .filter(|entry| seen.insert(entry.as_str()))
+            .nth(skip)
+            .map(String::as_str)
+    }
+
     pub fn is_browsing(&self) -> bool {
         self.cursor.is_some()
     }
@@ -128,6 +145,23 @@ mod tests {
         assert_eq!(h.newer().as_deref(), Some("two"));
         assert_eq!(h.newer().as_deref(), Some("dra"));
         assert_eq!(h.newer(), None);
+    }
+
+    #[test]
+    fn search_finds_the_newest_match_first_and_each_text_once() {
+        let h = InputHistory::in_memory(vec![
+            "deploy staging".into(),
+            "fix the Build".into(),
+            "deploy prod".into(),
+            "deploy staging".into(),
+        ]);
+        assert_eq!(h.search("deploy", 0), Some("deploy staging"));
+        assert_eq!(h.search("deploy", 1), Some("deploy prod"));
+        // The older copy of "deploy staging" is not offered twice.
+        assert_eq!(h.search("deploy", 2), None);
+        assert_eq!(h.search("build", 0), Some("fix the Build"));
+        assert_eq!(h.search("", 0), None);
+        assert_eq!(h.search("nothing", 0), None);
     }
 
     #[test]

@@ -25,9 +25,13 @@ mod wrap;
 #[cfg(test)]
 mod acceptance_tests;
 #[cfg(test)]
+mod approval_tests;
+#[cfg(test)]
 mod daily_tests;
 #[cfg(test)]
 mod escape_tests;
+#[cfg(test)]
+mod habit_tests;
 #[cfg(test)]
 mod render_tests;
 #[cfg(test)]
@@ -42,8 +46,8 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use knack_config::KnackHome;
 
-use crate::commands::model::ModelFlags;
 use crate::context::Context;
+use agent_loop::setup::ModelFlags;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
@@ -100,6 +104,13 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// How a TUI run ended, and the lines to print once the terminal is back.
+pub struct TuiEnd {
+    pub exit: TuiExit,
+    /// The session's id, totals and resume command.
+    pub summary: String,
+}
+
 /// Runs the chat UI on the current terminal until the user quits, starts a
 /// new session or resumes another one. `model_flags` are the provider and
 /// model in use; `/model` changes them, and the caller's next session keeps them.
@@ -109,7 +120,8 @@ pub async fn run_tui(
     skills: &mut SkillCatalog,
     ctx: &Arc<Context>,
     model_flags: &Arc<Mutex<ModelFlags>>,
-) -> anyhow::Result<TuiExit> {
+) -> anyhow::Result<TuiEnd> {
+    let session_id = info.session_id.clone();
     let home = &ctx.home;
     let AgentConnection {
         ops,
@@ -128,6 +140,11 @@ pub async fn run_tui(
     // `/resume ID` is checked against the store before this session is left.
     match agent_loop::SessionStore::open(home) {
         Ok(store) => {
+            // A resumed session's earlier requests count too (zero for a new one).
+            match store.usage_totals(&session_id) {
+                Ok(stored) => app.set_prior_usage(status::TokenTotals::from_stored(&stored)),
+                Err(e) => tracing::warn!(error = %e, "cannot read the session's stored usage"),
+            }
             let store = Arc::new(store);
             let lookup = Arc::clone(&store);
             app.set_session_lookup(Box::new(move |id| {
@@ -185,7 +202,10 @@ pub async fn run_tui(
             terminal.draw(|frame| app.render(frame))?;
         }
         if let Some(exit) = app.take_exit() {
-            return Ok(exit);
+            return Ok(TuiEnd {
+                exit,
+                summary: app.exit_summary(),
+            });
         }
         if app.take_reload_request() {
             skills.reload();
@@ -202,7 +222,12 @@ pub async fn run_tui(
             event = input.next() => match event {
                 Some(Ok(event)) => app.handle_terminal_event(event),
                 Some(Err(err)) => return Err(anyhow::anyhow!("cannot read the terminal: {err}")),
-                None => return Ok(TuiExit::Quit),
+                None => {
+                    return Ok(TuiEnd {
+                        exit: TuiExit::Quit,
+                        summary: app.exit_summary(),
+                    });
+                }
             },
             event = events.recv(), if agent_open => match event {
                 Some(event) => {

@@ -1,13 +1,13 @@
 //! `/model` outside the screen: which provider profiles there are to pick
 //! from, and turning `/model NAME` into a client through the one resolver
-//! (`commands::model::resolve`) and handing it to the running session.
+//! (`agent_loop::setup::resolve`) and handing it to the running session.
 
 use std::sync::{Arc, Mutex};
 
 use agent_loop::session::{ModelSwitch, ModelSwitcher};
+use agent_loop::setup::{ModelFlags, profiles};
 
 use super::picker::PickerRow;
-use crate::commands::model::{ModelFlags, profiles, resolve};
 use crate::context::Context;
 
 /// What the app needs for `/model`; tests give it a stand-in.
@@ -74,7 +74,7 @@ impl ModelSource for ConfiguredModels {
         let active = current
             .provider
             .or_else(|| self.ctx.config.model.provider.clone());
-        profiles(&self.ctx)
+        profiles(&self.ctx.home, &self.ctx.config)
             .into_iter()
             .map(|p| PickerRow {
                 current: active.as_deref() == Some(p.name.as_str()),
@@ -92,7 +92,7 @@ impl ModelSource for ConfiguredModels {
 
     fn switch(&mut self, arg: &str) -> Result<Switched, String> {
         let flags = flags_for(&self.ctx, &self.current(), arg);
-        let choice = resolve(&self.ctx, &flags).map_err(|e| format!("{e:#}"))?;
+        let choice = self.ctx.model(&flags).map_err(|e| format!("{e:#}"))?;
         let (window, _) =
             agent_loop::compaction::effective_window(choice.context_window, &choice.model);
         let switched = Switched {

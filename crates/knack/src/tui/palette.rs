@@ -52,6 +52,12 @@ pub const BUILTINS: &[Builtin] = &[
         needs_arg: false,
     },
     Builtin {
+        name: "clear",
+        args: "",
+        description: "start a new session (as /new)",
+        needs_arg: false,
+    },
+    Builtin {
         name: "resume",
         args: "[session-id]",
         description: "continue a stored session (alone: pick one)",
@@ -91,6 +97,18 @@ pub const BUILTINS: &[Builtin] = &[
         name: "compact",
         args: "",
         description: "summarise the older history to free the context window",
+        needs_arg: false,
+    },
+    Builtin {
+        name: "undo",
+        args: "",
+        description: "put back the files the last turn changed",
+        needs_arg: false,
+    },
+    Builtin {
+        name: "rewind",
+        args: "[N]",
+        description: "list the turns that changed files; with N, undo the newest N",
         needs_arg: false,
     },
     Builtin {

@@ -293,6 +293,49 @@ fn snapshot_status_line_while_thinking_with_cost_and_context() {
     assert!(status.contains("context 12%"), "{status}");
 }
 
+#[test]
+fn snapshot_status_line_shows_the_reviews_share() {
+    let (mut app, _rx) = app(200_000);
+    app.handle_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE));
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let usage = |prompt_tokens, completion_tokens| Event::Usage {
+        prompt_tokens,
+        completion_tokens,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
+        cost_usd: None,
+    };
+    feed(
+        &mut app,
+        vec![
+            usage(30_000, 1_000),
+            Event::AssistantMessage {
+                text: "Done.".into(),
+            },
+            Event::TurnComplete,
+            Event::ReviewStarted,
+            usage(8_000, 400),
+            usage(8_500, 100),
+            Event::ReviewUsage {
+                requests: 2,
+                prompt_tokens: 16_500,
+                completion_tokens: 500,
+                cached_tokens: 0,
+                cost_usd: None,
+                stopped: None,
+            },
+            Event::ReviewFinished {
+                summary: "review: nothing saved".into(),
+            },
+        ],
+    );
+    let shown = screen(&mut app, 100, 10);
+    // 17,000 of the session's 48,000 tokens went to the review.
+    let status = shown.lines().last().unwrap_or_default();
+    assert!(status.contains("review 35%"), "{status}");
+    insta::assert_snapshot!("status_review_share", shown);
+}
+
 // ----- Markdown answers ---------------------------------------------------------
 
 const MARKDOWN: &str = "## Results\n\n\

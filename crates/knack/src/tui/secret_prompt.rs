@@ -9,6 +9,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use agent_loop::invocation::invoked_skills;
 use knack_config::KnackHome;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -19,7 +20,6 @@ use skill_core::setup::{ENV_FILE_DISPLAY, setup_needs};
 use skill_core::{DiscoveryCache, DiscoveryOptions};
 
 use super::theme::Theme;
-use crate::commands::skill_setup::invoked_skills;
 
 /// Finds what a line or the preloads still need, from the same skills and
 /// `.env` the session reads.

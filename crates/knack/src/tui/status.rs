@@ -21,6 +21,9 @@ pub struct TokenTotals {
     pub cost_micro_usd: u64,
     /// The prompt tokens of the latest request: how full the context is.
     pub last_prompt: u64,
+    /// The part of `prompt + completion` the self-improvement reviews used
+    /// (from their `review_usage` events).
+    pub review: u64,
 }
 
 impl TokenTotals {
@@ -36,6 +39,34 @@ impl TokenTotals {
         if let Some(cost) = cost_usd.filter(|c| c.is_finite() && *c > 0.0) {
             self.cost_micro_usd += (cost * 1_000_000.0).round() as u64;
         }
+    }
+
+    /// The totals stored for a session's earlier requests, so a resumed
+    /// session counts on from them instead of from zero.
+    pub fn from_stored(stored: &agent_loop::UsageTotals) -> Self {
+        let cost = stored.cost_usd.filter(|c| c.is_finite() && *c > 0.0);
+        Self {
+            prompt: stored.fresh_input_tokens
+                + stored.cache_read_tokens
+                + stored.cache_write_tokens,
+            completion: stored.output_tokens,
+            cached: stored.cache_read_tokens,
+            cost_micro_usd: cost.map_or(0, |c| (c * 1_000_000.0).round() as u64),
+            last_prompt: 0,
+            ..Self::default()
+        }
+    }
+
+    /// Adds what one review used (its requests are already in the totals).
+    pub fn add_review(&mut self, prompt: u64, completion: u64) {
+        self.review += prompt + completion;
+    }
+
+    /// The reviews' share of every token the session used, in whole percent
+    /// (at least 1 when they used any).
+    pub fn review_percent(&self) -> Option<u64> {
+        let all = self.prompt + self.completion;
+        (self.review > 0 && all > 0).then(|| (self.review.min(all) * 100 / all).max(1))
     }
 
     /// How full the context window is after the latest request, in percent.
@@ -66,6 +97,8 @@ pub struct Activity<'a> {
     pub review_running: bool,
     pub hint: Option<&'a str>,
     pub tick: usize,
+    /// Shown when it is not the default (auto-edits), and never dropped for room.
+    pub mode: agent_protocol::ApprovalMode,
 }
 
 pub fn render(
@@ -77,7 +110,13 @@ pub fn render(
     activity: &Activity<'_>,
 ) {
     // (text, drop order): narrow terminals lose the highest numbers first.
-    let mut segments: Vec<(String, u8)> = vec![
+    let mut segments: Vec<(String, u8)> = Vec::new();
+    match activity.mode {
+        agent_protocol::ApprovalMode::AutoEdits => {}
+        agent_protocol::ApprovalMode::AskEdits => segments.push(("⏸ ask-edits".to_owned(), 0)),
+        agent_protocol::ApprovalMode::Plan => segments.push(("⏸ plan mode".to_owned(), 0)),
+    }
+    segments.extend([
         (info.model.clone(), 0),
         // The whole id: its last part tells sessions of the same second
         // apart, and it is what `--resume` and `/resume` take.
@@ -90,12 +129,15 @@ pub fn render(
             ),
             1,
         ),
-    ];
+    ]);
     if let Some(p) = tokens.context_percent(info.context_window) {
         segments.push((format!("context {p}%"), 2));
     }
     if let Some(p) = tokens.cache_percent() {
         segments.push((format!("cache {p}%"), 2));
+    }
+    if let Some(p) = tokens.review_percent() {
+        segments.push((format!("review {p}%"), 2));
     }
     if tokens.cost_micro_usd > 0 {
         segments.push((
@@ -160,6 +202,24 @@ mod tests {
     }
 
     #[test]
+    fn the_review_share_counts_both_directions() {
+        let mut t = TokenTotals::default();
+        assert_eq!(t.review_percent(), None);
+        t.add(9_000, 1_000, 0);
+        t.add(2_400, 100, 0);
+        t.add_review(2_400, 100);
+        assert_eq!(t.review_percent(), Some(20));
+        let mut tiny = TokenTotals::default();
+        tiny.add(100_000, 0, 0);
+        tiny.add_review(10, 0);
+        assert_eq!(
+            tiny.review_percent(),
+            Some(1),
+            "a review that ran is never shown as 0 %"
+        );
+    }
+
+    #[test]
     fn the_context_gauge_follows_the_latest_request() {
         let mut t = TokenTotals::default();
         assert_eq!(t.context_percent(8_000), None);
@@ -177,6 +237,7 @@ mod tests {
             model: "m".into(),
             context_window: 8_000,
             mcp_servers: Vec::new(),
+            mode: agent_protocol::ApprovalMode::default(),
         };
         let area = Rect::new(0, 0, 100, 1);
         let mut buf = Buffer::empty(area);
@@ -186,6 +247,7 @@ mod tests {
             review_running: false,
             hint: None,
             tick: 0,
+            mode: agent_protocol::ApprovalMode::default(),
         };
         render(area, &mut buf, &Theme::plain(), &info, &t, &activity);
         let line: String = (0..area.width)

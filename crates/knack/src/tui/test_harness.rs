@@ -19,16 +19,34 @@ pub fn session_info(session_id: &str, context_window: u64) -> SessionInfo {
         model: "test-model".into(),
         context_window,
         mcp_servers: Vec::new(),
+        mode: agent_protocol::ApprovalMode::default(),
     }
 }
 
 /// An app for `info` in `theme`, and the ops it sends to the session.
 pub fn app_with(info: SessionInfo, theme: Theme) -> (App, UnboundedReceiver<Op>) {
     let (tx, rx) = unbounded_channel();
-    (
-        App::new(tx, info, theme, InputHistory::in_memory(Vec::new())),
-        rx,
-    )
+    let mut app = App::new(tx, info, theme, InputHistory::in_memory(Vec::new()));
+    // Time stands still unless a test moves it (the approval modal's grace period).
+    app.set_clock(std::time::Instant::now());
+    (app, rx)
+}
+
+/// An approval request for `command` with no rules to offer.
+pub fn approval_request(call_id: &str, command: &str, reason: &str) -> Event {
+    Event::ApprovalRequest {
+        call_id: call_id.into(),
+        command: command.into(),
+        reason: reason.into(),
+        exact_rule: None,
+        prefix_rule: None,
+        diff: None,
+    }
+}
+
+/// Lets the approval modal's grace period pass, so keys answer it.
+pub fn wait_out_grace(app: &mut App) {
+    app.advance_clock(super::approval::GRACE);
 }
 
 /// An app in the plain theme (no colours, stable snapshots).

@@ -17,7 +17,9 @@ use super::app::{App, TuiExit};
 use super::connection::{SessionInfo, echo};
 use super::history::InputHistory;
 use super::skills::SkillEntry;
-use super::test_harness::{self as harness, ctrl, drain, draw, feed, key, screen, type_text};
+use super::test_harness::{
+    self as harness, ctrl, drain, draw, feed, key, screen, type_text, wait_out_grace,
+};
 use super::theme::Theme;
 use super::transcript::Cell;
 
@@ -249,8 +251,12 @@ fn snapshot_approval_modal() {
             call_id: "c9".into(),
             command: "rm -rf target/".into(),
             reason: "recursive delete".into(),
+            exact_rule: Some("terminal(rm -rf target/)".into()),
+            prefix_rule: Some("terminal(rm -rf target/:*)".into()),
+            diff: None,
         }],
     );
+    wait_out_grace(&mut app);
     insta::assert_snapshot!(screen(&mut app, 80, 20));
 }
 
@@ -456,28 +462,70 @@ fn approval_keys_send_the_matching_decision() {
         call_id: id.into(),
         command: "rm -rf build".into(),
         reason: "deletes files".into(),
+        exact_rule: Some("terminal(rm -rf build)".into()),
+        prefix_rule: Some("terminal(rm -rf build:*)".into()),
+        diff: None,
     };
-    for id in ["a1", "a2", "a3", "a4", "a5"] {
+    for id in ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"] {
         app.handle_agent_event(request(id));
     }
-    app.handle_key(key(KeyCode::Char('y')));
-    app.handle_key(key(KeyCode::Char('a')));
-    app.handle_key(key(KeyCode::Char('n')));
-    app.handle_key(key(KeyCode::Down));
+    // Each answer shows the next request: a new modal with its own grace period.
+    let press = |app: &mut App, code: KeyCode| {
+        wait_out_grace(app);
+        app.handle_key(key(code));
+    };
+    press(&mut app, KeyCode::Char('y'));
+    press(&mut app, KeyCode::Char('a'));
+    press(&mut app, KeyCode::Char('n'));
+    // Enter picks the safe default: no.
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Up);
     app.handle_key(key(KeyCode::Enter));
-    app.handle_key(key(KeyCode::Esc));
-    let decision = |id: &str, decision| Op::Approval {
+    app.handle_key(key(KeyCode::Enter));
+    press(&mut app, KeyCode::Esc);
+    // "Always" for a prefix the user edits: `rm -rf build` → `rm -rf`.
+    press(&mut app, KeyCode::Char('p'));
+    for _ in 0.." build".len() {
+        app.handle_key(key(KeyCode::Backspace));
+    }
+    app.handle_key(key(KeyCode::Enter));
+    // "No", with a reason for the model.
+    press(&mut app, KeyCode::Char('t'));
+    type_text(&mut app, "use make clean");
+    app.handle_key(key(KeyCode::Enter));
+    let decision = |id: &str, decision, rule: Option<&str>, message: Option<&str>| Op::Approval {
         call_id: id.into(),
         decision,
+        rule: rule.map(str::to_owned),
+        message: message.map(str::to_owned),
     };
     assert_eq!(
         drain(&mut rx),
         vec![
-            decision("a1", ApprovalDecision::ApproveOnce),
-            decision("a2", ApprovalDecision::ApproveAlways),
-            decision("a3", ApprovalDecision::Deny),
-            decision("a4", ApprovalDecision::ApproveAlways),
-            decision("a5", ApprovalDecision::Deny),
+            decision("a1", ApprovalDecision::ApproveOnce, None, None),
+            decision(
+                "a2",
+                ApprovalDecision::ApproveAlways,
+                Some("terminal(rm -rf build)"),
+                None
+            ),
+            decision("a3", ApprovalDecision::Deny, None, None),
+            decision("a4", ApprovalDecision::Deny, None, None),
+            // One up from "no" is the prefix choice, which opens its field; Enter saves it.
+            decision(
+                "a5",
+                ApprovalDecision::ApproveAlways,
+                Some("terminal(rm -rf build:*)"),
+                None
+            ),
+            decision("a6", ApprovalDecision::Deny, None, None),
+            decision(
+                "a7",
+                ApprovalDecision::ApproveAlways,
+                Some("terminal(rm -rf:*)"),
+                None
+            ),
+            decision("a8", ApprovalDecision::Deny, None, Some("use make clean")),
         ]
     );
     // With no request open, keys type again.

@@ -72,6 +72,10 @@ pub enum Cell {
         expanded: bool,
         /// Shows the reply's JSON instead of the reading of it (Ctrl-T).
         raw: bool,
+        /// The permission rule that let the call run without asking.
+        approved_by: Option<String>,
+        /// What the call changed in files, as unified diffs.
+        diffs: Vec<String>,
     },
     Note {
         kind: NoteKind,
@@ -138,29 +142,31 @@ impl Transcript {
         });
     }
 
+    /// The answer still streaming, wherever it is: a note pushed while it
+    /// streams must not split it into a stale part and a repeated whole.
     fn streaming_index(&self) -> Option<usize> {
-        match self.entries.last() {
-            Some(Entry {
-                cell: Cell::Assistant {
-                    streaming: true, ..
-                },
-                ..
-            }) => Some(self.entries.len() - 1),
-            _ => None,
-        }
+        self.entries.iter().rposition(|e| {
+            matches!(
+                e.cell,
+                Cell::Assistant {
+                    streaming: true,
+                    ..
+                }
+            )
+        })
     }
 
-    /// The last entry when it is thinking still streaming.
+    /// The thinking still streaming, wherever it is (see `streaming_index`).
     fn thinking_index(&self) -> Option<usize> {
-        match self.entries.last() {
-            Some(Entry {
-                cell: Cell::Thinking {
-                    streaming: true, ..
-                },
-                ..
-            }) => Some(self.entries.len() - 1),
-            _ => None,
-        }
+        self.entries.iter().rposition(|e| {
+            matches!(
+                e.cell,
+                Cell::Thinking {
+                    streaming: true,
+                    ..
+                }
+            )
+        })
     }
 
     pub fn append_reasoning(&mut self, delta: &str) {
@@ -255,7 +261,29 @@ impl Transcript {
             output: String::new(),
             expanded: false,
             raw: false,
+            approved_by: None,
+            diffs: Vec::new(),
         });
+    }
+
+    /// Marks a card as run without asking because `rule` allows it.
+    pub fn approved_by_rule(&mut self, id: &str, rule: &str) {
+        if let Some(entry) = self.tool_mut(id) {
+            if let Cell::Tool { approved_by, .. } = &mut entry.cell {
+                *approved_by = Some(rule.to_owned());
+            }
+            entry.changed();
+        }
+    }
+
+    /// Adds a file change to a card, shown as its diff.
+    pub fn file_diff(&mut self, id: &str, diff: &str) {
+        if let Some(entry) = self.tool_mut(id) {
+            if let Cell::Tool { diffs, .. } = &mut entry.cell {
+                diffs.push(diff.to_owned());
+            }
+            entry.changed();
+        }
     }
 
     fn tool_mut(&mut self, id: &str) -> Option<&mut Entry> {
@@ -363,6 +391,10 @@ impl Transcript {
                 e.changed();
             }
         }
+    }
+
+    pub fn has_selection(&self) -> bool {
+        self.selected.is_some()
     }
 
     pub fn clear_selection(&mut self) {
@@ -624,6 +656,8 @@ fn render_cell(
             output,
             expanded,
             raw,
+            approved_by,
+            diffs,
             ..
         } => tool_card::render(
             &tool_card::ToolCard {
@@ -633,6 +667,8 @@ fn render_cell(
                 output,
                 expanded: *expanded,
                 raw: *raw,
+                approved_by: approved_by.as_deref(),
+                diffs,
             },
             &tool_card::Frame {
                 width,

@@ -3,6 +3,7 @@
 
 pub mod archive;
 pub mod atomic;
+pub mod inbox;
 pub mod lock;
 mod paths;
 pub mod provenance;
@@ -13,17 +14,20 @@ use std::fs;
 use std::io::ErrorKind;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use knack_config::{Config, KnackHome};
+use knack_config::{AgentWrites, Config, KnackHome};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use skill_guard::{PolicyDecision, TrustLevel};
 
 use crate::beneath::{self, Base};
+use crate::duplicate::{Draft, NearDuplicate, near_duplicates};
 use crate::fuzzy_patch;
 use crate::history::{self, SkillIdentity};
 use crate::roots::DiscoveryOptions;
+use crate::search::SkillSearch;
 use crate::skill::{Scope, Skill};
 use crate::skill_set::Resolution;
 use crate::validate::{
@@ -208,6 +212,21 @@ pub struct ManageContext {
     pub options: DiscoveryOptions,
     /// `skills.guard_agent_writes`: scan after each write and undo a blocked one.
     pub guard_writes: bool,
+    /// The library and its search index as the caller already holds them,
+    /// for the near-duplicate check of a create; `None` builds them then.
+    pub library: Option<LibraryIndex>,
+    /// `skills.agent_writes`: in `inbox` mode the agent's and the review's
+    /// writes are held in the inbox (see [`inbox`]).
+    pub agent_writes: AgentWrites,
+    /// The session writing, recorded with what it leaves in the inbox.
+    pub session_id: Option<String>,
+}
+
+/// A skill set and the search index built from it.
+#[derive(Debug, Clone)]
+pub struct LibraryIndex {
+    pub set: Arc<crate::SkillSet>,
+    pub search: Arc<SkillSearch>,
 }
 
 impl ManageContext {
@@ -216,7 +235,34 @@ impl ManageContext {
             home: home.clone(),
             options: DiscoveryOptions::resolve(home, config, cwd),
             guard_writes: config.skills.guard_agent_writes,
+            library: None,
+            agent_writes: config.skills.agent_writes,
+            session_id: None,
         }
+    }
+
+    /// Records which session writes (for the inbox's entries).
+    pub fn with_session(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Uses an index the caller keeps (a session's), instead of building one
+    /// on each create.
+    pub fn with_library(mut self, set: Arc<crate::SkillSet>, search: Arc<SkillSearch>) -> Self {
+        self.library = Some(LibraryIndex { set, search });
+        self
+    }
+
+    /// The skills `draft` is close to, most alike first: against the
+    /// caller's index, else one built here from the whole library.
+    fn near_duplicates(&self, draft: &Draft<'_>) -> Vec<NearDuplicate> {
+        if let Some(library) = &self.library {
+            return near_duplicates(&library.search, &library.set, draft);
+        }
+        let set = crate::snapshot::load_or_discover(&self.options, &self.home.cache_dir());
+        let search = SkillSearch::from_skill_set(&set);
+        near_duplicates(&search, &set, draft)
     }
 
     fn user_root(&self) -> PathBuf {
@@ -323,7 +369,7 @@ type Step<T> = std::result::Result<T, Refusal>;
 
 /// A successful call.
 #[derive(Debug)]
-struct Done {
+pub(crate) struct Done {
     message: String,
     /// The skill written (or deleted), so callers need not resolve it again.
     qualified_id: String,
@@ -381,17 +427,26 @@ pub fn skill_manage(
     args: &SkillManageArgs,
     origin: &WriteOrigin<'_>,
 ) -> Value {
-    let result = match args.action {
+    let result = if inbox::holds(ctx, args, origin) {
+        inbox::stage(ctx, args, origin)
+    } else {
+        run(ctx, args, origin)
+    };
+    match result {
+        Ok(done) => done.into_json(),
+        Err(refusal) => refusal.into_json(),
+    }
+}
+
+/// One action, written where `ctx` says, whatever the inbox setting.
+fn run(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -> Step<Done> {
+    match args.action {
         ManageAction::Create => create(ctx, args, origin),
         ManageAction::Edit => edit(ctx, args, origin),
         ManageAction::Patch => patch(ctx, args, origin),
         ManageAction::Delete => delete(ctx, args, origin),
         ManageAction::WriteFile => write_file(ctx, args, origin),
         ManageAction::RemoveFile => remove_file(ctx, args, origin),
-    };
-    match result {
-        Ok(done) => done.into_json(),
-        Err(refusal) => refusal.into_json(),
     }
 }
 
@@ -853,6 +908,9 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
             existing.join(", ")
         )));
     }
+    let mut warnings = valid.warnings;
+    let draft = Draft::of_skill_md(name, &valid.description, content);
+    duplicate_verdict(origin, name, &ctx.near_duplicates(&draft), &mut warnings)?;
     prescan(ctx, "SKILL.md", content, None)?;
     let root = ctx.user_root();
     let id = match category {
@@ -944,8 +1002,55 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
         ),
         path: skill_md,
         replacements: None,
-        warnings: valid.warnings,
+        warnings,
     })
+}
+
+/// What a create close to the skills `near` gets. Covering two or more of
+/// them, it is an umbrella over them (as a merge makes): written, with a note
+/// to absorb them. Else, repeating one: the agent and the review are refused
+/// and pointed at that skill; a person, the hub and the bundled seeding are
+/// only warned (their copy may be deliberate).
+fn duplicate_verdict(
+    origin: &WriteOrigin<'_>,
+    name: &str,
+    near: &[NearDuplicate],
+    warnings: &mut Vec<String>,
+) -> Step<()> {
+    let percent = |x: f32| format!("{:.0} %", x * 100.0);
+    let covered: Vec<&NearDuplicate> = near.iter().filter(|n| n.is_covered()).collect();
+    if covered.len() >= 2 {
+        let names: Vec<String> = covered.iter().map(|n| format!("'{}'", n.name)).collect();
+        warnings.push(format!(
+            "'{name}' covers the existing skills {}; once it holds what they say, delete each with absorbed_into='{name}' so the library keeps one skill for the topic",
+            names.join(", ")
+        ));
+        return Ok(());
+    }
+    let Some(one) = near.iter().find(|n| n.is_duplicate()) else {
+        return Ok(());
+    };
+    let existing = &one.name;
+    match origin.actor {
+        Actor::Agent | Actor::Review => Err(Refusal::new(format!(
+            "'{name}' would repeat the existing skill '{existing}' ({}, {} alike); patch '{existing}' instead of creating a near-copy",
+            one.qualified_id,
+            percent(one.similarity)
+        ))
+        .hint(format!(
+            "Call skill_view('{existing}'), then skill_manage(action='patch', name='{existing}', ...) to add what is new, or action='write_file' with a file_path under references/ for longer material. If '{existing}' is not yours to change, leave it as it is."
+        ))
+        .with("similar_skill", json!(one.qualified_id))
+        .with("similarity", json!(one.similarity))),
+        Actor::User | Actor::Hub | Actor::Sync => {
+            warnings.push(format!(
+                "'{name}' is {} alike to the existing skill '{existing}' ({}); consider extending that one instead",
+                percent(one.similarity),
+                one.qualified_id
+            ));
+            Ok(())
+        }
+    }
 }
 
 /// A new skill's folder may only pass through real folders of the user root.

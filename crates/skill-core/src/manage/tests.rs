@@ -26,6 +26,9 @@ fn fixture() -> Fixture {
             scope: Scope::User,
         }]),
         guard_writes: true,
+        library: None,
+        agent_writes: knack_config::AgentWrites::Direct,
+        session_id: None,
     };
     Fixture {
         _tmp: tmp,
@@ -239,12 +242,16 @@ fn edit_replaces_skill_md_and_refuses_renames_and_bad_content() {
     // A long description is accepted; past the soft length it only warns.
     let mut a = SkillManageArgs::new(ManageAction::Edit, "notes");
     a.content = Some(format!(
-        "---\nname: notes\ndescription: Use when {}\n---\nbody\n",
+        "---\nname: notes\ndescription: {}. Use when taking notes\n---\nbody\n",
         "y".repeat(600)
     ));
     let v = f.run(a, Actor::User);
     ok(&v);
-    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1, "{v}");
+    assert!(
+        v["warnings"][0].as_str().unwrap().contains("rarely read"),
+        "{v}"
+    );
 }
 
 #[test]

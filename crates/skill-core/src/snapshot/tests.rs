@@ -673,3 +673,71 @@ fn a_removed_category_is_noticed_through_its_shared_folder() {
     assert_eq!(set.skills.len(), 200);
     assert_eq!(set, discover(&opts).0);
 }
+
+/// A SKILL.md that sets every kind of frontmatter field, for the pinned encoding below.
+const PINNED_SAMPLE: &str = "---
+name: deploy
+description: Ships the app. Use when releasing.
+version: 1.2.0
+author: Ops
+license: MIT
+compatibility: linux
+platforms: [linux, macos]
+tags: [ops, release]
+related_skills: [rollback]
+category: ops
+required_environment_variables:
+  - name: DEPLOY_TOKEN
+    prompt: The deploy token
+requires_toolsets: [terminal]
+fallback_for_toolsets: [web]
+requires_tools: [terminal]
+fallback_for_tools: [web_fetch]
+created_by: agent
+metadata:
+  owner: ops
+disable-model-invocation: true
+user-invocable: false
+allowed-tools: [terminal]
+requires: [mcp__github__create_issue]
+dependencies: [kubectl]
+prerequisites:
+  commands: [git]
+---
+Body.
+";
+
+/// What the SHA-256 of the sample's stored record was when `SNAPSHOT_VERSION`
+/// last changed.
+const PINNED_ENCODING: (u32, &str) = (
+    10,
+    "ba70734a7517439f32c0798fb5920acbe64736eab079647d4b59a10560abb439",
+);
+
+/// The snapshot's version must change with the stored shape, or a build reads
+/// an older build's file as if it were its own. A new or changed frontmatter
+/// field changes the encoding of this sample (postcard writes every field, a
+/// `None` as one byte), so a forgotten bump fails here.
+#[test]
+fn the_stored_record_encoding_is_pinned_to_the_snapshot_version() {
+    let parsed = crate::frontmatter::parse_skill_md(PINNED_SAMPLE).unwrap();
+    assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+    let record = StoredSkillRef {
+        name: "deploy",
+        description: "Ships the app. Use when releasing.",
+        id: "ops/deploy",
+        root_index: 1,
+        frontmatter: &parsed.frontmatter,
+        warnings: &["a warning".to_owned()],
+    };
+    let bytes = postcard::to_stdvec(&record).unwrap();
+    let digest: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        (SNAPSHOT_VERSION, digest.as_str()),
+        PINNED_ENCODING,
+        "the stored shape of a skill changed: bump SNAPSHOT_VERSION in snapshot.rs and pin the new digest here"
+    );
+}

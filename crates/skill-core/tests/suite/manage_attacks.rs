@@ -52,6 +52,9 @@ fn arena() -> Arena {
         // The planted links already make the guard unhappy; the path rules
         // must refuse on their own, so the guard is off here.
         guard_writes: false,
+        library: None,
+        agent_writes: knack_config::AgentWrites::Direct,
+        session_id: None,
     };
     Arena {
         _tmp: tmp,

@@ -38,6 +38,9 @@ fn context(home: &Path) -> ManageContext {
             scope: Scope::User,
         }]),
         guard_writes: true,
+        library: None,
+        agent_writes: knack_config::AgentWrites::Direct,
+        session_id: None,
     }
 }
 

@@ -1,5 +1,6 @@
 mod discovery;
 mod fixture;
+mod learning;
 mod manage_attacks;
 mod manage_reliability;
 mod search;

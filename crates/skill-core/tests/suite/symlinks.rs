@@ -158,6 +158,9 @@ impl Arena {
                 scope: Scope::User,
             }]),
             guard_writes: false,
+            library: None,
+            agent_writes: knack_config::AgentWrites::Direct,
+            session_id: None,
         };
         Self {
             tmp,

@@ -4,6 +4,7 @@
 mod git;
 mod github;
 mod local;
+pub(crate) mod marketplace;
 mod official;
 mod url;
 mod well_known;
@@ -66,6 +67,9 @@ pub struct Member {
     pub tags: Vec<String>,
 }
 
+/// One skill of a collection and the folder it was fetched into.
+pub type FetchedMember = (Member, PathBuf);
+
 /// What a fetch needs: the network, the caps, the config and a private scratch folder.
 pub struct FetchContext<'a> {
     pub(crate) net: &'a Net,
@@ -105,6 +109,17 @@ pub trait SkillSource: Send + Sync {
         Box::pin(async { Ok(None) })
     }
 
+    /// Every skill the identifier covers, each with its folder, from one
+    /// fetch of each place they live in, for a source whose skills are not
+    /// under one root (a marketplace's plugins live in several
+    /// repositories). `None`: use [`fetch_root`](Self::fetch_root).
+    fn fetch_members<'a>(
+        &'a self,
+        _ctx: &'a FetchContext<'a>,
+    ) -> BoxFuture<'a, Result<Option<Vec<FetchedMember>>>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// The skills whose metadata matches `query` (all of them for an empty query).
     fn search<'a>(
         &'a self,
@@ -137,6 +152,7 @@ pub fn open(id: Identifier) -> Box<dyn SkillSource> {
         Identifier::WellKnown { .. } => Box::new(well_known::WellKnownSource::new(id)),
         Identifier::Url { .. } => Box::new(url::UrlSource::new(id)),
         Identifier::GitHub { .. } => Box::new(github::GitHubSource::new(id)),
+        Identifier::Marketplace { .. } => Box::new(marketplace::MarketplaceSource::new(id)),
     }
 }
 

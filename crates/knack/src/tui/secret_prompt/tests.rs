@@ -56,6 +56,7 @@ fn info() -> SessionInfo {
         model: "test-model".into(),
         context_window: 0,
         mcp_servers: Vec::new(),
+        mode: agent_protocol::ApprovalMode::default(),
     }
 }
 

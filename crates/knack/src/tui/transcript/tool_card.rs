@@ -35,7 +35,14 @@ pub struct ToolCard<'a> {
     pub output: &'a str,
     pub expanded: bool,
     pub raw: bool,
+    /// The permission rule that let the call run without asking.
+    pub approved_by: Option<&'a str>,
+    /// What the call changed in files, as unified diffs.
+    pub diffs: &'a [String],
 }
+
+/// Screen lines of a diff a collapsed edit card shows: enough to see the change start.
+pub const DIFF_COLLAPSED_LINES: usize = 8;
 
 /// Where the card is drawn and how.
 pub struct Frame<'a> {
@@ -90,7 +97,32 @@ pub fn render(card: &ToolCard<'_>, frame: &Frame<'_>) -> Vec<Line<'static>> {
             "… the rest is not shown here (the model received all of it)".to_owned(),
         ));
     }
+    let has_diff = !card.raw && !card.diffs.is_empty();
+    if has_diff {
+        let (added, removed) = card
+            .diffs
+            .iter()
+            .map(|d| agent_loop::edit_diff::stat(d))
+            .fold((0, 0), |(a, r), (da, dr)| (a + da, r + dr));
+        let stat = format!("+{added} -{removed}");
+        reading.detail = Some(match reading.detail.take() {
+            Some(detail) => format!("{detail} · {stat}"),
+            None => stat,
+        });
+    }
     let mut out = head(card, &reading, frame);
+    if let Some(rule) = card.approved_by {
+        let lead = [Span::raw(INDENT)];
+        out.extend(wrap_spans(
+            &[Span::styled(
+                format!("allowed without asking by rule {rule}"),
+                theme.dim(),
+            )],
+            frame.width,
+            &lead,
+            &lead,
+        ));
+    }
     if let Some(error) = &reading.error {
         let lead = [Span::raw(INDENT)];
         out.extend(wrap_spans(
@@ -112,16 +144,23 @@ pub fn render(card: &ToolCard<'_>, frame: &Frame<'_>) -> Vec<Line<'static>> {
     let body_width = frame.width.saturating_sub(GUTTER.chars().count()).max(1);
     let mut body = if card.raw {
         raw_lines(card.output, result.as_ref(), body_width, theme)
+    } else if has_diff {
+        diff_body(card.diffs, body_width, theme)
     } else {
         body_lines(&reading.body, body_width, theme)
     };
     if body.is_empty() {
         return out;
     }
+    let collapsed = if has_diff {
+        DIFF_COLLAPSED_LINES
+    } else {
+        COLLAPSED_LINES
+    };
     let shown = if card.expanded {
         EXPANDED_LINES
     } else {
-        COLLAPSED_LINES
+        collapsed
     };
     let total = body.len();
     let hidden = total.saturating_sub(shown);
@@ -137,7 +176,7 @@ pub fn render(card: &ToolCard<'_>, frame: &Frame<'_>) -> Vec<Line<'static>> {
         Some(format!("… {hidden} more {lines} not shown"))
     } else if hidden > 0 {
         Some(format!("… {hidden} more {lines} (ctrl-o expands)"))
-    } else if card.expanded && total > COLLAPSED_LINES {
+    } else if card.expanded && total > collapsed {
         Some("(ctrl-o collapses)".to_owned())
     } else {
         None
@@ -147,6 +186,32 @@ pub fn render(card: &ToolCard<'_>, frame: &Frame<'_>) -> Vec<Line<'static>> {
             Span::raw(INDENT),
             Span::styled(hint, theme.dim()),
         ]));
+    }
+    out
+}
+
+/// File diffs as the card's body: the `---`/`+++` headers dropped (the card names the
+/// file), added lines green, removed red, hunk headers in the accent colour.
+fn diff_body(diffs: &[String], width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for diff in diffs {
+        for line in diff.lines() {
+            if line.starts_with("+++") || line.starts_with("---") {
+                continue;
+            }
+            let style = match line.as_bytes().first() {
+                Some(b'+') => theme.success(),
+                Some(b'-') => theme.failure(),
+                Some(b'@') => theme.accent(),
+                _ => theme.text(),
+            };
+            out.extend(wrap_spans(
+                &[Span::styled(line.to_owned(), style)],
+                width,
+                &[],
+                &[],
+            ));
+        }
     }
     out
 }
@@ -179,8 +244,14 @@ fn head(card: &ToolCard<'_>, reading: &Reading, frame: &Frame<'_>) -> Vec<Line<'
     };
     let mut spans = vec![Span::styled(card.name.to_owned(), theme.tool_name())];
     if !reading.subject.is_empty() {
+        // A long command is cut on a collapsed card and wraps whole once expanded.
+        let subject = if card.expanded {
+            reading.subject.clone()
+        } else {
+            truncate(&reading.subject, SUBJECT_CHARS)
+        };
         spans.push(Span::raw("  "));
-        spans.push(Span::styled(reading.subject.clone(), theme.text()));
+        spans.push(Span::styled(subject, theme.text()));
     }
     if let Some(detail) = &reading.detail {
         spans.push(Span::styled(format!(" — {detail}"), theme.dim()));
@@ -419,6 +490,15 @@ fn read_result(name: &str, args: &Value, result: &Map<String, Value>) -> Reading
                 "char_limit",
             ]);
         }
+        "web_fetch" => {
+            reading.subject = one_line(first_of(text("url"), arg("url")));
+            let content = text("content");
+            if !content.is_empty() {
+                reading.detail = Some(plural(content.lines().count() as u64, "line", "lines"));
+                body.push(Block::Markdown(content.to_owned()));
+            }
+            used.extend(["url", "content"]);
+        }
         "session_search" => {
             reading.subject = format!("\"{}\"", one_line(arg("query")));
             reading.detail = num("count").map(|n| plural(n, "result", "results"));
@@ -653,17 +733,15 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Whitespace (newlines included) folded to single spaces, cut to fit a card.
+/// Whitespace (newlines included) folded to single spaces. The card's head
+/// cuts it to fit when collapsed; expanded, it is shown whole, wrapped.
 fn one_line(text: &str) -> String {
-    truncate(
-        &text.split_whitespace().collect::<Vec<_>>().join(" "),
-        SUBJECT_CHARS,
-    )
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A one-line view of a tool's arguments: the fields that say the most, or
-/// compact JSON.
-pub fn summarize_arguments(arguments: &Value) -> String {
+/// compact JSON; whole (the card's head cuts it when collapsed).
+fn summarize_arguments(arguments: &Value) -> String {
     const KEYS: [&str; 8] = [
         "command",
         "path",
@@ -728,8 +806,122 @@ mod tests {
             output,
             expanded: true,
             raw: false,
+            approved_by: None,
+            diffs: &[],
         };
         plain(&card, 60)
+    }
+
+    #[test]
+    fn an_edit_card_shows_its_diff_and_the_rule_that_allowed_it() {
+        let diff = agent_loop::edit_diff::unified(
+            std::path::Path::new("src/a.rs"),
+            "fn a() {}\nfn b() {}\n",
+            "fn a() {}\nfn b() { todo!() }\n",
+        );
+        let diffs = [diff];
+        let out = json!({"success": true, "path": "src/a.rs", "replacements": 1}).to_string();
+        let mut card = ToolCard {
+            name: "patch",
+            arguments: &json!({"path": "src/a.rs"}),
+            status: &ToolStatus::Stored { success: true },
+            output: &out,
+            expanded: false,
+            raw: false,
+            approved_by: Some("write(/srv:*)"),
+            diffs: &diffs,
+        };
+        let lines = plain(&card, 60);
+        assert!(lines[0].contains("+1 -1"), "{lines:?}");
+        assert_eq!(lines[1], "    allowed without asking by rule write(/srv:*)");
+        assert_eq!(
+            lines[2..],
+            [
+                "    │ @@ -1,2 +1,2 @@",
+                "    │  fn a() {}",
+                "    │ -fn b() {}",
+                "    │ +fn b() { todo!() }",
+            ]
+        );
+        // The raw view still shows the tool's reply.
+        card.raw = true;
+        card.expanded = true;
+        assert!(plain(&card, 60).iter().any(|l| l.contains("replacements")));
+    }
+
+    #[test]
+    fn a_long_diff_is_cut_when_collapsed_and_whole_when_expanded() {
+        let new: String = (0..500).map(|i| format!("line {i}\n")).collect();
+        let diffs = [agent_loop::edit_diff::unified(
+            std::path::Path::new("big.txt"),
+            "",
+            &new,
+        )];
+        let out = json!({"success": true, "created": true}).to_string();
+        let mut card = ToolCard {
+            name: "write_file",
+            arguments: &json!({"path": "big.txt"}),
+            status: &ToolStatus::Stored { success: true },
+            output: &out,
+            expanded: false,
+            raw: false,
+            approved_by: None,
+            diffs: &diffs,
+        };
+        let collapsed = plain(&card, 60);
+        // Head, the hunk header and the file's head, then the expand hint.
+        assert_eq!(
+            collapsed.len(),
+            1 + DIFF_COLLAPSED_LINES + 1,
+            "{collapsed:?}"
+        );
+        assert_eq!(collapsed[2], "    │ +line 0");
+        assert!(collapsed.last().unwrap().contains("ctrl-o expands"));
+        card.expanded = true;
+        let expanded = plain(&card, 60);
+        assert!(
+            expanded.iter().any(|l| l == "    │ +line 398"),
+            "{}",
+            expanded.len()
+        );
+    }
+
+    #[test]
+    fn a_long_command_is_cut_when_collapsed_and_wraps_whole_when_expanded() {
+        let command = format!(
+            "echo start && {} && echo the-very-end",
+            "true ".repeat(40).trim()
+        );
+        let args = json!({"command": command});
+        let output = r#"{"success": true, "output": "start", "exit_code": 0}"#;
+        let card = |expanded| ToolCard {
+            name: "terminal",
+            arguments: &args,
+            status: &ToolStatus::Done {
+                success: true,
+                duration_ms: 5,
+            },
+            output,
+            expanded,
+            raw: false,
+            approved_by: None,
+            diffs: &[],
+        };
+        let collapsed = plain(&card(false), 60).join("\n");
+        assert!(!collapsed.contains("the-very-end"), "{collapsed}");
+        assert!(collapsed.contains('…'), "{collapsed}");
+        let expanded = plain(&card(true), 60);
+        let text = expanded.join(" ");
+        assert!(text.contains("the-very-end"), "{text}");
+        assert!(
+            expanded.iter().all(|l| l.chars().count() <= 60),
+            "{expanded:#?}"
+        );
+        let head_lines = expanded.iter().take_while(|l| !l.contains('│')).count();
+        assert!(
+            head_lines > 2,
+            "the command wraps over several lines: {expanded:#?}"
+        );
     }
 
     #[test]
@@ -798,6 +990,8 @@ mod tests {
             output: &out.to_string(),
             expanded: false,
             raw: false,
+            approved_by: None,
+            diffs: &[],
         };
         assert_eq!(
             plain(&card, 60),
@@ -867,6 +1061,8 @@ mod tests {
             output: &out,
             expanded: true,
             raw: true,
+            approved_by: None,
+            diffs: &[],
         };
         let lines = plain(&card, 60);
         assert!(lines[0].ends_with("· raw JSON"), "{lines:?}");
