@@ -30,8 +30,10 @@ use regex::{Regex, RegexBuilder};
 use crate::finding::{Finding, Severity, ThreatCategory};
 
 fn re(pattern: &str) -> Option<Regex> {
+    // Multi-line: a rule asked of the whole file first sees `^` at each line.
     RegexBuilder::new(pattern)
         .case_insensitive(true)
+        .multi_line(true)
         .build()
         .ok()
 }
@@ -253,10 +255,175 @@ fn finding(
     }
 }
 
+/// Literals each rule needs somewhere in the file before its regexes are
+/// worth running (case-insensitive). One automaton pass over the text tells
+/// which rules can match at all; most files need no rule (the guard's
+/// throughput target is 50 MB/s).
+const GATES: &[(Gate, &[&str])] = &[
+    (
+        Gate::Source,
+        &[
+            ".ssh",
+            "/ssh",
+            ".aws",
+            ".gnupg",
+            ".kube",
+            ".netrc",
+            "docker/config",
+            "git-credentials",
+            "_history",
+            "config/gh",
+            "id_rsa",
+            "id_dsa",
+            "id_ecdsa",
+            "id_ed25519",
+            "chrom",
+            "mozilla",
+            "cookies",
+            "login data",
+            "local state",
+            "-password",
+            "export-secret",
+            "export-credentials",
+            "credential fill",
+            "(os.environ",
+            "process.env",
+            "tojson",
+            "printenv",
+            "env |",
+            "env|",
+            "set |",
+            "set|",
+            " tar ",
+            "`tar ",
+            "\ntar ",
+            "(tar ",
+            "read_text",
+            ".env",
+        ],
+    ),
+    (
+        Gate::Fetch,
+        &[
+            "urlopen",
+            "urllib",
+            "requests.get",
+            "httpx",
+            "http.get",
+            "https.get",
+            "fetch(",
+            "axios",
+            "net::http",
+            "open-uri",
+            "uri.open",
+            "lwp::",
+            "file_get_contents",
+            "curl",
+            "wget",
+        ],
+    ),
+    (
+        Gate::Exec,
+        &[
+            "exec",
+            "eval",
+            "function",
+            "system(",
+            "popen",
+            "shell=true",
+            "shell = true",
+            "pickle",
+            "marshal",
+            "child_process",
+            "vm.run",
+        ],
+    ),
+    (
+        Gate::Decoded,
+        &[
+            "b64decode",
+            "a85decode",
+            "b32decode",
+            "decodebytes",
+            "fromhex",
+        ],
+    ),
+    (
+        Gate::Indirect,
+        &[
+            "$(shell)", "${shell}", "$shell", "$(which", "| rev", "|rev", "| $", "|$",
+        ],
+    ),
+    (Gate::Node, &["net."]),
+    (
+        Gate::Destroy,
+        &[
+            " rm ", "\trm ", "\nrm ", "`rm ", "(rm ", "=rm", ";rm ", "|rm ", "rm -", "find ",
+            "shred", "wipe", "chmod", "chown",
+        ],
+    ),
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Gate {
+    Source,
+    Fetch,
+    Exec,
+    Decoded,
+    Indirect,
+    Node,
+    Destroy,
+}
+
+static GATE_AUTOMATON: LazyLock<Option<(aho_corasick::AhoCorasick, Vec<Gate>)>> =
+    LazyLock::new(|| {
+        let mut literals = Vec::new();
+        let mut owners = Vec::new();
+        for (gate, words) in GATES {
+            for word in *words {
+                literals.push(*word);
+                owners.push(*gate);
+            }
+        }
+        let ac = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&literals)
+            .ok()?;
+        Some((ac, owners))
+    });
+
+/// Which gates the text opens (a bit per `Gate`); all of them when the
+/// automaton could not be built, so nothing is skipped.
+fn open_gates(text: &str) -> u8 {
+    let Some((ac, owners)) = GATE_AUTOMATON.as_ref() else {
+        return u8::MAX;
+    };
+    let mut open = 0u8;
+    for m in ac.find_overlapping_iter(text) {
+        open |= 1 << owners[m.pattern().as_usize()] as u8;
+    }
+    open
+}
+
 /// The behaviour findings of one file.
 pub(crate) fn findings(text: &str, file: &str) -> Vec<Finding> {
     let how = reading(file);
     if how == Reading::Skip {
+        return Vec::new();
+    }
+    let mut gates = open_gates(text);
+    if text.starts_with("rm ") {
+        gates |= 1 << Gate::Destroy as u8;
+    }
+    let has = |g: Gate| gates & (1 << g as u8) != 0;
+    let flows = has(Gate::Source);
+    let fetched = has(Gate::Fetch) && has(Gate::Exec);
+    let decoded = has(Gate::Decoded);
+    let indirect = has(Gate::Indirect);
+    let node = has(Gate::Node);
+    let destroy = has(Gate::Destroy);
+    if !(flows || fetched || decoded || indirect || node || destroy) {
         return Vec::new();
     }
     let lines = code_lines(text, how);
@@ -265,10 +432,23 @@ pub(crate) fn findings(text: &str, file: &str) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     let hook = hook_kind(file);
-    secret_flows(&lines, file, how, hook, &mut out);
-    fetched_code(&lines, file, how, &mut out);
-    for at in &lines {
-        if matches(&DECODED_EXEC, &at.text) {
+    // Each rule asks the file as a whole first: most files have no source,
+    // no fetch, no decoder, so no line needs asking (the guard's throughput).
+    let all: String = lines
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    if flows && matches(&SOURCE, &all) && matches(&SINK, &all) {
+        secret_flows(&lines, file, how, hook, &mut out);
+    }
+    if fetched && matches(&FETCH, &all) && matches(&EXEC_SINK, &all) {
+        fetched_code(&lines, file, how, &mut out);
+    }
+    let decoded = decoded && matches(&DECODED_EXEC, &all);
+    let indirect = indirect && matches(&INDIRECT_SHELL, &all);
+    for at in lines.iter().filter(|_| decoded || indirect) {
+        if decoded && matches(&DECODED_EXEC, &at.text) {
             out.push(finding(
                 "beh_decoded_exec",
                 Severity::Critical,
@@ -279,7 +459,7 @@ pub(crate) fn findings(text: &str, file: &str) -> Vec<Finding> {
                     .into(),
             ));
         }
-        if matches(&INDIRECT_SHELL, &at.text) {
+        if indirect && matches(&INDIRECT_SHELL, &at.text) {
             out.push(finding(
                 "beh_download_to_indirect_shell",
                 Severity::Critical,
@@ -291,7 +471,8 @@ pub(crate) fn findings(text: &str, file: &str) -> Vec<Finding> {
         }
     }
     if how == Reading::Code
-        && lines.iter().any(|l| matches(&NODE_SOCKET, &l.text))
+        && node
+        && matches(&NODE_SOCKET, &all)
         && let Some(at) = lines.iter().find(|l| matches(&NODE_SHELL, &l.text))
     {
         out.push(finding(
@@ -303,9 +484,16 @@ pub(crate) fn findings(text: &str, file: &str) -> Vec<Finding> {
             "joins a spawned shell to a network socket: a reverse shell".into(),
         ));
     }
-    destruction(&lines, file, &mut out);
+    if destroy && matches(&DESTRUCTIVE_WORD, &all) {
+        destruction(&lines, file, &mut out);
+    }
     out
 }
+
+/// Commands `destroys` judges, as words; a file naming none of them (not
+/// even as a variable's value) has nothing to split into words.
+static DESTRUCTIVE_WORD: LazyLock<Option<Regex>> =
+    LazyLock::new(|| re(r#"\b(?:rm|find|shred|wipe|srm|chmod|chown)\b"#));
 
 /// Sensitive data reaching a sink. In code the file is the unit; in prose a
 /// pipeline, or a file written from a source and sent by a later command.
@@ -422,6 +610,29 @@ fn destruction(lines: &[CodeLine], file: &str, out: &mut Vec<Finding>) {
     let mut vars: HashMap<String, String> = HashMap::new();
     for at in lines {
         for command in split_commands(&at.text) {
+            // Splitting into words costs; only commands that name a
+            // destructive command, or may through a variable, need it.
+            if command.contains('=') {
+                // Leading `NAME=value` words, read cheaply (no quoting rules
+                // needed for the values destruction is spelled with).
+                for word in command.split_whitespace() {
+                    match word.split_once('=') {
+                        Some((name, value))
+                            if !name.is_empty()
+                                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                        {
+                            let value = value.trim_matches(['"', '\'']);
+                            vars.insert(name.to_owned(), substitute(value, &vars));
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            let names_one = matches(&DESTRUCTIVE_WORD, &command);
+            let through_var = command.contains('$') && !vars.is_empty();
+            if !names_one && !through_var {
+                continue;
+            }
             let Some(words) = shlex::split(&command) else {
                 continue;
             };
