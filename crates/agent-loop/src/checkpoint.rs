@@ -324,6 +324,22 @@ pub enum Restored {
     Left(PathBuf, String),
 }
 
+/// What an undo did, one file per line, for people (the CLI and the TUI say the same).
+pub fn describe_undo(title: &str, restored: &[Restored]) -> String {
+    let mut out = format!("undid the turn \"{title}\":");
+    for item in restored {
+        let line = match item {
+            Restored::Rewritten(path) => format!("\n  restored {}", path.display()),
+            Restored::Removed(path) => {
+                format!("\n  removed {} (the turn created it)", path.display())
+            }
+            Restored::Left(path, why) => format!("\n  left {} as it is: {why}", path.display()),
+        };
+        out.push_str(&line);
+    }
+    out
+}
+
 /// Puts the files of `turn` back as they were before it, then forgets the turn.
 pub fn undo(turn: &StoredTurn) -> Vec<Restored> {
     let mut out = Vec::new();

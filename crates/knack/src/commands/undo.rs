@@ -19,7 +19,10 @@ pub fn run() -> anyhow::Result<u8> {
         )));
     };
     let restored = checkpoint::undo(&turn);
-    println!("{}", describe(&turn.manifest.title, &restored));
+    println!(
+        "{}",
+        checkpoint::describe_undo(&turn.manifest.title, &restored)
+    );
     Ok(
         if restored.iter().any(|r| matches!(r, Restored::Left(..))) {
             exit::FAILED
@@ -27,20 +30,4 @@ pub fn run() -> anyhow::Result<u8> {
             exit::OK
         },
     )
-}
-
-/// What an undo did, one file per line, for people (the CLI and the TUI say the same).
-pub fn describe(title: &str, restored: &[Restored]) -> String {
-    let mut out = format!("undid the turn \"{title}\":");
-    for item in restored {
-        let line = match item {
-            Restored::Rewritten(path) => format!("\n  restored {}", path.display()),
-            Restored::Removed(path) => {
-                format!("\n  removed {} (the turn created it)", path.display())
-            }
-            Restored::Left(path, why) => format!("\n  left {} as it is: {why}", path.display()),
-        };
-        out.push_str(&line);
-    }
-    out
 }

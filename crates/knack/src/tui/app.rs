@@ -919,7 +919,7 @@ impl App {
         }
         for turn in turns.iter().take(n) {
             let restored = agent_loop::checkpoint::undo(turn);
-            let text = crate::commands::undo::describe(&turn.manifest.title, &restored);
+            let text = agent_loop::checkpoint::describe_undo(&turn.manifest.title, &restored);
             self.note(NoteKind::Info, text);
         }
     }
