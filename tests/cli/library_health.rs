@@ -732,6 +732,11 @@ fn a_broken_pins_file_is_reported_and_never_overwritten() {
     );
     let out = success(env.knack().args(["skills", "stats", "--json"]));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no skill counts as pinned"), "{err}");
+    assert!(err.contains("every skill counts as pinned"), "{err}");
     assert_eq!(stdout_json(&out)[0]["pinned"], json!(false));
+    assert_eq!(
+        std::fs::read_to_string(env.home_path("skills/.pins.json.damaged")).unwrap(),
+        "{\"pinned\": [\"user:ops/keep\"",
+        "a copy of the damaged file is kept beside it"
+    );
 }

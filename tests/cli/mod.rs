@@ -1,3 +1,4 @@
+mod bad_input;
 mod boundary_attacks;
 mod boundary_world;
 mod chat;

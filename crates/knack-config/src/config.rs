@@ -482,12 +482,28 @@ impl Config {
         Self::load_file(&home.config_path())
     }
 
+    /// Any problem reading the file is a configuration error (exit 3), as a
+    /// problem in its text is: the user fixes both in the same place.
     pub fn load_file(path: &Path) -> Result<Self> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Self::parse(&text, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(Error::io(path, e)),
-        }
+        let invalid = |message: String| Error::InvalidConfig {
+            path: path.to_path_buf(),
+            message,
+        };
+        let bytes = match crate::regular_file::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(invalid(format!("cannot be read: {e}"))),
+        };
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let before = &e.as_bytes()[..at];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+            invalid(format!(
+                "not valid UTF-8 at line {line}, column {column} (byte {at}); save the file as UTF-8"
+            ))
+        })?;
+        Self::parse(&text, path)
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
@@ -516,6 +532,28 @@ impl Config {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn unreadable_or_non_utf8_config_is_a_config_error_naming_the_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, b"model:\n  default: a\xff\n").unwrap();
+        let err = Config::load_file(&path).unwrap_err();
+        assert!(matches!(err, Error::InvalidConfig { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("config.yaml"), "{text}");
+        assert!(text.contains("line 2, column 13"), "{text}");
+        let folder = dir.path().join("folder.yaml");
+        std::fs::create_dir(&folder).unwrap();
+        assert!(matches!(
+            Config::load_file(&folder),
+            Err(Error::InvalidConfig { .. })
+        ));
+        assert_eq!(
+            Config::load_file(&dir.path().join("missing.yaml")).unwrap(),
+            Config::default()
+        );
+    }
 
     #[test]
     fn empty_text_is_all_defaults() {

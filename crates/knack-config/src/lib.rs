@@ -14,7 +14,9 @@ mod home;
 pub mod mcp;
 pub mod permissions;
 pub mod private;
+pub mod regular_file;
 pub mod secret_env;
+pub mod state_file;
 mod yaml_edit;
 
 pub use config::{

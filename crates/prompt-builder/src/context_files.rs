@@ -66,7 +66,7 @@ pub(crate) fn layer(cwd: &Path, warnings: &mut Vec<String>) -> String {
                 ));
                 continue;
             }
-            let text = match std::fs::read(&path) {
+            let text = match knack_config::regular_file::read(&path) {
                 Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(e) => {
                     warnings.push(format!("{} cannot be read: {e}", path.display()));

@@ -21,7 +21,7 @@ before doing anything destructive that the user did not ask for.";
 
 pub(crate) fn layer(inputs: &PromptInputs, warnings: &mut Vec<String>) -> String {
     let path = inputs.home.soul_path();
-    let text = match std::fs::read(&path) {
+    let text = match knack_config::regular_file::read(&path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return BUILT_IN_IDENTITY.to_owned();

@@ -81,7 +81,7 @@ fn snapshot_layer(
     header: &str,
     warnings: &mut Vec<String>,
 ) -> String {
-    let text = match std::fs::read(path) {
+    let text = match knack_config::regular_file::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return String::new(),
         Err(e) => {

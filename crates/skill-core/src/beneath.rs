@@ -215,7 +215,8 @@ pub(crate) fn read_file_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8
     let fd = rustix::fs::openat(
         dir,
         name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        // Non-blocking, so a FIFO put there is refused below, not waited on.
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     )?;
     let mut file = File::from(fd);

@@ -591,11 +591,12 @@ fn view_file(skill: &Skill, rel: &str) -> Result<Map<String, Value>, Map<String,
     // followed, one that leaves it (even one swapped in meanwhile) is not.
     let folder = skill_folder(skill)
         .map_err(|e| failure(format!("cannot open {}: {e}", skill.skill_dir.display())))?;
+    // O_NONBLOCK: a FIFO or device there is refused below, not waited on.
     let opened = beneath::open(
         folder.fd.as_fd(),
         &folder.real,
         path,
-        OFlags::RDONLY,
+        OFlags::RDONLY | OFlags::NONBLOCK,
         Links::Inside,
     );
     let file = match opened {
@@ -625,6 +626,12 @@ fn view_file(skill: &Skill, rel: &str) -> Result<Map<String, Value>, Map<String,
             json!(available_files(&skill.skill_dir)),
         );
         return Err(f);
+    }
+    if !meta.is_file() {
+        return Err(failure(format!(
+            "'{}' is not a regular file (a FIFO, socket or device); it is not read",
+            clip(rel)
+        )));
     }
     let mut map = Map::new();
     map.insert("success".into(), json!(true));
@@ -752,11 +759,18 @@ fn read_skill_md(skill: &Skill) -> std::io::Result<String> {
         root.fd.as_fd(),
         &root.real,
         &Path::new(&skill.id).join("SKILL.md"),
-        OFlags::RDONLY,
+        OFlags::RDONLY | OFlags::NONBLOCK,
         Links::Inside,
     )?;
+    let file = fs::File::from(fd);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(
+            crate::discovery::not_regular_message("SKILL.md"),
+        ));
+    }
     let mut bytes = Vec::new();
-    fs::File::from(fd).read_to_end(&mut bytes)?;
+    file.take(crate::discovery::MAX_READ_BYTES)
+        .read_to_end(&mut bytes)?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

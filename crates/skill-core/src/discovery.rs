@@ -17,7 +17,7 @@ use crate::walk::{Candidate, walk_roots};
 /// Bytes read first from each SKILL.md; enough for any sane frontmatter.
 const HEAD_BYTES: usize = 64 * 1024;
 /// Largest SKILL.md discovery will read whole when the frontmatter is longer than the head.
-const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Walks every root and parses what it finds. Never fails: every problem
 /// becomes a doctor entry or a notice.
@@ -197,7 +197,13 @@ pub(crate) fn read_head(mut file: fs::File) -> std::io::Result<Head> {
     })
 }
 
-const NOT_A_FILE: &str = "not a regular file";
+pub(crate) const NOT_A_FILE: &str = "not a regular file";
+
+/// Why a file of a skill was skipped: it is a FIFO, socket, device or folder,
+/// which is never opened (opening or reading one can block forever).
+pub(crate) fn not_regular_message(name: &str) -> String {
+    format!("{name} is not a regular file (a FIFO, socket or device?); it was skipped, not opened")
+}
 
 /// One SKILL.md read: its stamp parts and what parsing it gave.
 pub(crate) struct SkillRead {
@@ -213,7 +219,7 @@ pub(crate) fn read_skill(path: &Path) -> SkillRead {
     use rustix::fs::{Mode, OFlags};
     let opened = rustix::fs::open(
         path,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     );
     match opened.map(fs::File::from).map_err(std::io::Error::from) {
@@ -239,7 +245,7 @@ pub(crate) fn read_skill_from(file: fs::File, path: &Path) -> SkillRead {
             state: FileState::read(path),
             digest: None,
             outcome: Err(if e.to_string() == NOT_A_FILE {
-                "SKILL.md is not a regular file".to_owned()
+                not_regular_message("SKILL.md")
             } else {
                 unreadable(&e)
             }),
@@ -331,9 +337,24 @@ pub(crate) fn build_skill(candidate: SkillPlace, scope: &Scope, read: ReadSkill)
         .id
         .rsplit_once('/')
         .map(|(parent, _)| parent.to_owned());
+    // Name and description go into the prompt and onto terminals as they
+    // are; control characters in them are made visible here, once.
+    let escaped = |text: String, what: &str, warnings: &mut Vec<String>| {
+        match crate::visible_text::escape_controls(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(visible) => {
+                warnings.push(format!(
+                    "the {what} holds control characters (escape sequences?); they are shown escaped"
+                ));
+                visible
+            }
+        }
+    };
+    let name = escaped(name, "name", &mut warnings);
+    let description = escaped(read.description, "description", &mut warnings);
     Skill {
         name,
-        description: read.description,
+        description,
         category,
         id: candidate.id,
         scope: scope.clone(),
@@ -354,6 +375,8 @@ pub(crate) fn category_description(text: &str) -> Option<String> {
             frontmatter::first_body_line(&frontmatter::strip_bom(text)[parsed.body_offset..])
                 .map(str::to_owned)
         })
-        .map(|d| d.trim().trim_matches(['"', '\'']).to_owned())
+        .map(|d| {
+            crate::visible_text::escape_controls(d.trim().trim_matches(['"', '\''])).into_owned()
+        })
         .filter(|d| !d.is_empty())
 }

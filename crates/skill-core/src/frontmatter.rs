@@ -226,6 +226,61 @@ fn parse_yaml_with_saphyr(yaml: &str) -> Result<RawFrontmatter, String> {
     serde_saphyr::from_str_with_options::<RawFrontmatter>(yaml, options).map_err(|e| e.to_string())
 }
 
+/// Keys given more than once in the frontmatter of `text`, as sentences
+/// naming the key and its lines. Reading keeps the last value (as YAML
+/// readers commonly do), so the first is lost without a word; validation
+/// reports it. Top-level keys are named with their lines; a duplicate deeper
+/// down is reported as the full YAML parser words it.
+pub fn duplicate_keys(text: &str) -> Vec<String> {
+    let text = strip_bom(text);
+    let Ok(Some((yaml, _))) = split_frontmatter(text) else {
+        return Vec::new();
+    };
+    let mut seen: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, line) in yaml.lines().enumerate() {
+        if line.starts_with([' ', '\t', '-', '#']) {
+            continue;
+        }
+        let Some((key, _)) = line.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']);
+        if key.is_empty() || key.contains(' ') {
+            continue;
+        }
+        // Line 1 is the opening `---`.
+        match seen.iter_mut().find(|(k, _)| k == key) {
+            Some((_, lines)) => lines.push(i + 2),
+            None => seen.push((key.to_owned(), vec![i + 2])),
+        }
+    }
+    let mut found: Vec<String> = seen
+        .into_iter()
+        .filter(|(_, lines)| lines.len() > 1)
+        .map(|(key, lines)| {
+            let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
+            format!(
+                "the frontmatter key '{key}' is given {} times (lines {}); only the last is used, so keep one",
+                lines.len(),
+                shown.join(", ")
+            )
+        })
+        .collect();
+    if found.is_empty() {
+        let options = serde_saphyr::options! {
+            duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::Error,
+            with_snippet: false,
+        };
+        if let Err(e) = serde_saphyr::from_str_with_options::<serde_json::Value>(yaml, options) {
+            let message = e.to_string();
+            if message.to_lowercase().contains("duplicate") {
+                found.push(format!("the frontmatter repeats a key: {message}"));
+            }
+        }
+    }
+    found
+}
+
 /// Reads `key: value` lines when the YAML is broken, so a skill with one bad
 /// line still has its name and description.
 fn fallback_key_values(yaml: &str) -> RawFrontmatter {

@@ -25,6 +25,7 @@ pub mod stamp;
 pub mod tool_specs;
 pub mod trigger;
 pub mod validate;
+pub mod visible_text;
 mod walk;
 pub mod watch;
 

@@ -33,40 +33,64 @@ pub fn pins_path(home: &KnackHome) -> PathBuf {
 }
 
 /// The qualified ids of every pinned skill, or why the pins file cannot be
-/// read (a missing file pins nothing).
+/// read (a missing file pins nothing). A damaged file is never read as
+/// empty: the error names it, and its bytes are kept as `.pins.json.damaged`.
 pub fn read_pins(home: &KnackHome) -> io::Result<BTreeSet<String>> {
     let path = pins_path(home);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str::<PinsFile>(&text)
-            .map(|file| file.pinned)
-            .map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "{} is not valid JSON ({e}); fix it, or delete it to unpin every skill",
-                        path.display()
-                    ),
-                )
-            }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(BTreeSet::new()),
-        Err(e) => Err(io::Error::new(
-            e.kind(),
-            format!("cannot read {}: {e}", path.display()),
-        )),
+    match knack_config::state_file::read_json::<PinsFile>(
+        &path,
+        "fix it, or delete it to unpin every skill",
+    ) {
+        Ok(file) => Ok(file.map(|f| f.pinned).unwrap_or_default()),
+        Err(e) => Err(io::Error::new(io::ErrorKind::InvalidData, e.to_string())),
     }
 }
 
-/// The pinned skills, for the write rules. A file that cannot be read pins
-/// nothing, but says so in the log; `knack skills stats` and `pin` report it.
-pub fn pinned(home: &KnackHome) -> BTreeSet<String> {
-    read_pins(home).unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "no skill counts as pinned");
-        BTreeSet::new()
-    })
+/// What the write rules know about one skill's pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PinStatus {
+    Pinned,
+    NotPinned,
+    /// The pins file cannot be read; the skill is treated as pinned (a rule
+    /// that protects the user's choice fails closed), and this says why.
+    Unknown(String),
 }
 
+impl PinStatus {
+    /// Whether a write that a pin forbids must be refused.
+    pub fn protects(&self) -> bool {
+        !matches!(self, PinStatus::NotPinned)
+    }
+
+    /// The refusal for `action` ("deleted", "archived", …) on `name`, when
+    /// the pin (or an unreadable pins file) forbids it.
+    pub fn refusal(&self, name: &str, action: &str) -> Option<String> {
+        match self {
+            PinStatus::NotPinned => None,
+            PinStatus::Pinned => Some(format!("'{name}' is pinned, so it cannot be {action}")),
+            PinStatus::Unknown(why) => Some(format!(
+                "'{name}' cannot be {action}: the pins file cannot be read, so every skill counts as pinned ({why})"
+            )),
+        }
+    }
+}
+
+/// The pin status of `qualified_id`, failing closed on a damaged pins file.
+pub fn pin_status(home: &KnackHome, qualified_id: &str) -> PinStatus {
+    match read_pins(home) {
+        Ok(pins) if pins.contains(qualified_id) => PinStatus::Pinned,
+        Ok(_) => PinStatus::NotPinned,
+        Err(e) => {
+            tracing::warn!(error = %e, "every skill counts as pinned");
+            PinStatus::Unknown(e.to_string())
+        }
+    }
+}
+
+/// Whether `qualified_id` is in a readable pins file (for display and for
+/// resolving names; the write rules use [`pin_status`], which fails closed).
 pub fn is_pinned(home: &KnackHome, qualified_id: &str) -> bool {
-    pinned(home).contains(qualified_id)
+    pin_status(home, qualified_id) == PinStatus::Pinned
 }
 
 /// Pins or unpins `qualified_id`; returns whether anything changed.
@@ -112,9 +136,20 @@ mod tests {
         assert!(set_pinned(&home, "user:c", true).unwrap());
         assert!(is_pinned(&home, "user:a/b"));
         assert!(set_pinned(&home, "user:a/b", false).unwrap());
-        assert_eq!(pinned(&home), BTreeSet::from(["user:c".to_owned()]));
+        assert_eq!(
+            read_pins(&home).unwrap(),
+            BTreeSet::from(["user:c".to_owned()])
+        );
         std::fs::write(pins_path(&home), "{not json").unwrap();
-        assert!(pinned(&home).is_empty());
+        // A damaged file protects every skill and keeps a copy of itself.
+        assert!(pin_status(&home, "user:c").protects());
+        assert!(pin_status(&home, "user:never-pinned").protects());
+        let refusal = pin_status(&home, "user:x").refusal("x", "deleted").unwrap();
+        assert!(refusal.contains(".pins.json"), "{refusal}");
+        assert_eq!(
+            std::fs::read_to_string(pins_path(&home).with_file_name(".pins.json.damaged")).unwrap(),
+            "{not json"
+        );
         let err = set_pinned(&home, "user:d", true).unwrap_err();
         assert!(err.to_string().contains("is not valid JSON"), "{err}");
         assert_eq!(

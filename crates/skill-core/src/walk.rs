@@ -159,6 +159,12 @@ fn walk_root(
         let budget = options.max_dirs.saturating_sub(dirs_read);
         if level.len() > budget {
             truncated = true;
+            out.notices.push(format!(
+                "stopped reading {} after {} folders (skills.scan_max_dirs): {} more folders and what is below them were not read, so their skills are not loaded (`knack skills doctor` lists them); raise skills.scan_max_dirs to load them",
+                root.display(),
+                options.max_dirs,
+                level.len() - budget
+            ));
             for rest in level.drain(budget..) {
                 report_unwalked(&rest.dir, out, "the walk stopped at skills.scan_max_dirs");
             }
@@ -665,6 +671,13 @@ fn read_and_build(
 /// state comes from the open handle. A link is read only when it stays
 /// beneath the root; one that leaves it is reported and never opened.
 fn read_skill_at(at: &Listed<'_>, kind: EntryKind, path: &Path) -> SkillRead {
+    if kind == EntryKind::Special {
+        return SkillRead {
+            state: FileState::read(path),
+            digest: None,
+            outcome: Err(crate::discovery::not_regular_message("SKILL.md")),
+        };
+    }
     match open_listed(at, "SKILL.md", kind) {
         Ok(file) => read_skill_from(file, path),
         Err(e) if beneath::is_link_refusal(&e) => SkillRead {
@@ -710,19 +723,23 @@ fn read_description_at(at: &Listed<'_>, kind: EntryKind, dir: &Path) -> (Stamp, 
 /// since the listing fails the open); listed as a link, it is resolved
 /// beneath the root, and refused when it leaves it.
 fn open_listed(at: &Listed<'_>, name: &str, kind: EntryKind) -> std::io::Result<fs::File> {
+    // O_NONBLOCK: something that turned into a FIFO since the listing (or a
+    // link to one) must not block the open; `read_head` refuses it after.
     let fd = if kind == EntryKind::File {
         rustix::fs::openat(
             at.dir,
             name,
-            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK,
             Mode::empty(),
         )?
+    } else if kind == EntryKind::Special {
+        return Err(std::io::Error::other(crate::discovery::NOT_A_FILE));
     } else {
         beneath::open(
             at.base.fd.as_fd(),
             &at.base.real,
             Path::new(&child_rel(at.real, name)),
-            OFlags::RDONLY,
+            OFlags::RDONLY | OFlags::NONBLOCK,
             Links::Inside,
         )?
     };
@@ -736,6 +753,9 @@ pub(crate) enum EntryKind {
     Dir = 2,
     Symlink = 3,
     Other = 4,
+    /// A FIFO, socket or device: never opened (an open or read of one can
+    /// block forever), never descended into.
+    Special = 5,
 }
 
 pub(crate) struct DirEntryInfo {
@@ -746,7 +766,7 @@ pub(crate) struct DirEntryInfo {
 impl DirEntryInfo {
     /// A name the walk may descend into (its type is checked separately).
     fn walkable(&self) -> bool {
-        self.kind != EntryKind::File
+        !matches!(self.kind, EntryKind::File | EntryKind::Special)
             && !self.name.starts_with('.')
             && !SKIPPED_DIRS.contains(&self.name.as_str())
     }
@@ -769,7 +789,7 @@ fn list_folder(fd: OwnedFd) -> std::io::Result<(Vec<DirEntryInfo>, Dir)> {
             FileType::Symlink => EntryKind::Symlink,
             // Some file systems do not fill in the type; ask.
             FileType::Unknown => EntryKind::Other,
-            _ => EntryKind::File,
+            _ => EntryKind::Special,
         };
         entries.push(DirEntryInfo {
             name: String::from_utf8_lossy(name).into_owned(),
@@ -862,7 +882,9 @@ pub fn dot_folder_notices(set: &SkillSet) -> Vec<String> {
                 continue;
             };
             for DirEntryInfo { name, kind } in entries.into_iter().rev() {
-                if kind == EntryKind::File || SKIPPED_DIRS.contains(&name.as_str()) {
+                if matches!(kind, EntryKind::File | EntryKind::Special)
+                    || SKIPPED_DIRS.contains(&name.as_str())
+                {
                     continue;
                 }
                 let path = dir.join(&name);
@@ -912,7 +934,10 @@ fn count_skill_mds(dir: &Path, depth: usize, cap: usize) -> usize {
         };
         for DirEntryInfo { name, kind } in entries {
             let path = dir.join(&name);
-            if kind != EntryKind::File && !path.is_symlink() && path.is_dir() {
+            if !matches!(kind, EntryKind::File | EntryKind::Special)
+                && !path.is_symlink()
+                && path.is_dir()
+            {
                 stack.push((path, d + 1));
             }
         }

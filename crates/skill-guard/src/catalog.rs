@@ -596,6 +596,9 @@ static CATALOG: &[ThreatPattern] = &[
     rule("sc_download_to_interpreter", Critical, SupplyChain, BOTH,
         r#"\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|perl|ruby|node|php|deno\s+run|bun)\b"#,
         "pipes a download straight into an interpreter")
+        // An inline program that parses the download as JSON reads it as
+        // data; one that executes it is caught by beh_fetched_code_exec.
+        .unless(r#"\|\s*(?:python[23]?\s+-c|node\s+-e)\s+['\x22][^'\x22]*\b(?:json\.loads?|JSON\.parse)\b"#)
         .relieved_by(
             concat!(r#"^"#, no_url!(), r#"\b(?:curl|wget)\b[^\n:]*\s['\x22]?"#, vendor_installer!(), r#"['\x22]?\s*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:python[23]?|node|deno\s+run|bun)\b"#, no_url!(), r#"$"#),
             Medium,
@@ -660,7 +663,10 @@ static CATALOG: &[ThreatPattern] = &[
         "opens a root shell"),
     rule("priv_nopasswd", Critical, PrivilegeEscalation, BOTH,
         r#"\bNOPASSWD\s*:"#,
-        "grants password-less sudo"),
+        "grants password-less sudo")
+        // Password-less for named commands only (`NOPASSWD: /bin/systemctl
+        // restart app`) is the narrow rule sudo guides recommend; ALL is not.
+        .relieved_by(r#"\bNOPASSWD\s*:\s*/[\w./-]+(?:[ \t]+[\w./=-]+)*[ \t]*(?:,[ \t]*/[\w./-]+(?:[ \t]+[\w./=-]+)*[ \t]*)*`?[ \t]*$"#, High),
     rule("priv_sudoers_write", Critical, PrivilegeEscalation, BOTH,
         r#"(?:>>?|\btee\b(?:\s+-a)?|\bcp\b[^\n]*|\bmv\b[^\n]*)\s*['\x22]?/etc/sudoers(?:\.d/[\w.-]*)?"#,
         "writes to the sudoers configuration"),

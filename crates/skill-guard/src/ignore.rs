@@ -62,6 +62,11 @@ impl SkillIgnore {
     /// Reads `<dir>/.skillignore`; a missing file means no rules.
     pub fn load(dir: &Path) -> Result<SkillIgnore> {
         let path = dir.join(IGNORE_FILE);
+        // Only a regular file holds rules: a FIFO there would block the read,
+        // and with no rules every file is scanned (the safe direction).
+        if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Ok(SkillIgnore::default());
+        }
         match std::fs::read(&path) {
             Ok(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);

@@ -1,6 +1,7 @@
 //! Threat scanner for skills, context files and memory text.
 //! One pattern catalog, one matching engine, structural checks, verdicts and the trust policy.
 
+mod behaviour;
 mod catalog;
 mod finding;
 mod hash;

@@ -202,6 +202,10 @@ fn scan_with(text: &str, file: &str, scope: ScanScope, how: Selection) -> Vec<Fi
         }
     }
     findings.extend(views.flows.iter().map(|flow| flow_finding(flow, &pass)));
+    if scope == ScanScope::Skill {
+        let behaviour = crate::behaviour::findings(text, file);
+        findings.extend(behaviour.into_iter().map(|f| with_context(f, &mut pass)));
+    }
     findings.extend(invisible_findings(text, file));
     findings.sort_by(|a, b| {
         a.line
@@ -211,6 +215,152 @@ fn scan_with(text: &str, file: &str, scope: ScanScope, how: Selection) -> Vec<Fi
     });
     findings.dedup();
     findings
+}
+
+/// A behaviour finding lowered as a line finding would be: an inline example
+/// a prohibition governs ("Never run `rm -rf ~`"), a comment in a script.
+fn with_context(mut f: Finding, pass: &mut Pass<'_>) -> Finding {
+    let Some(line_no) = f.line.checked_sub(1) else {
+        return f;
+    };
+    let (start, end) = pass.physical.span(line_no);
+    let line = &pass.original[start..end.max(start)];
+    let Some(at) = find_bytes(line, f.matched.as_bytes()) else {
+        return f;
+    };
+    let (kind, physical, original) = (pass.kind, pass.physical, pass.original);
+    let fences = pass.fences.get_or_insert_with(|| match kind {
+        FileKind::Prose => fenced_lines(physical, original),
+        FileKind::Html => script_lines(physical, original),
+        _ => Vec::new(),
+    });
+    let in_fence = fences.get(line_no).copied().unwrap_or(false);
+    if let Some(why) = lowering_reason(
+        pass.kind,
+        f.category,
+        f.severity,
+        line,
+        at,
+        at + f.matched.len(),
+        in_fence,
+        paragraph_before(pass.original, pass.physical, line_no),
+    ) {
+        f.severity = f.severity.milder();
+        f.description.push_str(why);
+    }
+    f
+}
+
+/// Where a prose file shows a command rather than asks for it to be run:
+/// a fenced block labelled as output or plain text, or the install line of
+/// the vendor the skill is about, in a section headed as setup.
+fn prose_section_reason(
+    original: &[u8],
+    physical: &LineIndex,
+    line_no: usize,
+    pattern_id: &str,
+    in_fence: bool,
+    line: &[u8],
+) -> Option<&'static str> {
+    let text_of = |n: usize| {
+        let (s, e) = physical.span(n);
+        &original[s..e.max(s)]
+    };
+    if in_fence {
+        let opener = (0..line_no)
+            .rev()
+            .map(|n| trim_start(text_of(n)))
+            .find(|t| t.starts_with(b"```") || t.starts_with(b"~~~"))?;
+        let label = opener[3..]
+            .iter()
+            .skip_while(|&&b| b == b'`' || b == b'~')
+            .copied()
+            .collect::<Vec<u8>>()
+            .trim_ascii()
+            .to_ascii_lowercase();
+        let shown = [
+            &b"text"[..],
+            b"output",
+            b"console-output",
+            b"log",
+            b"plaintext",
+            b"txt",
+        ];
+        if shown.contains(&label.as_slice()) {
+            return Some(" (lowered: shown in a block labelled as output or plain text)");
+        }
+    }
+    let installer =
+        pattern_id == "sc_download_to_shell" || pattern_id == "sc_download_to_interpreter";
+    if !installer {
+        return None;
+    }
+    let heading = (0..line_no)
+        .rev()
+        .map(|n| trim_start(text_of(n)))
+        .find(|t| t.starts_with(b"#") && t.iter().find(|&&b| b != b'#') == Some(&b' '))?;
+    let heading = String::from_utf8_lossy(heading).to_ascii_lowercase();
+    let setup = [
+        "setup",
+        "set up",
+        "install",
+        "prerequisite",
+        "requirements",
+        "getting started",
+    ]
+    .iter()
+    .any(|w| heading.contains(w));
+    if !setup {
+        return None;
+    }
+    // A named https host (not an address) whose name the skill uses elsewhere.
+    let line = String::from_utf8_lossy(line).to_ascii_lowercase();
+    let host = line
+        .split("https://")
+        .nth(1)?
+        .split(['/', ' ', '\'', '"', '|'])
+        .next()?;
+    let labels: Vec<&str> = host.split('.').collect();
+    if labels.len() < 2 || labels.iter().all(|l| l.chars().all(|c| c.is_ascii_digit())) {
+        return None;
+    }
+    let name = labels[labels.len() - 2];
+    let name = if name.len() <= 3 && labels.len() >= 3 {
+        labels[labels.len() - 3]
+    } else {
+        name
+    };
+    if name.len() < 3 {
+        return None;
+    }
+    let whole = String::from_utf8_lossy(original).to_ascii_lowercase();
+    (whole.matches(name).count() >= 2).then_some(
+        " (lowered: the installer of the vendor this skill is about, in a setup section)",
+    )
+}
+
+/// The lines of the paragraph before line `n` (at most a few), as one
+/// slice: where a wrapped list of examples finds the words that introduce it.
+fn paragraph_before<'a>(bytes: &'a [u8], lines: &LineIndex, n: usize) -> &'a [u8] {
+    let (line_start, _) = lines.span(n);
+    let mut first = n;
+    while first > 0 && n - first < 12 {
+        let (s, e) = lines.span(first - 1);
+        let t = trim_start(&bytes[s..e]);
+        if t.trim_ascii().is_empty() || t.starts_with(b"```") || t.starts_with(b"#") {
+            break;
+        }
+        first -= 1;
+    }
+    let (start, _) = lines.span(first);
+    &bytes[start..line_start]
+}
+
+fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The id of the download-then-run flow (see `normalize::flow`).
@@ -334,6 +484,22 @@ impl Pass<'_> {
                                 lm.start(),
                                 lm.end(),
                                 in_fence,
+                                paragraph_before(bytes, lines, line_index),
+                            )
+                        })
+                        .flatten()
+                    {
+                        severity = severity.milder();
+                        description.push_str(why);
+                    } else if let Some(why) = (!disguised && self.kind == FileKind::Prose)
+                        .then(|| {
+                            prose_section_reason(
+                                self.original,
+                                self.physical,
+                                line_no,
+                                pattern.id,
+                                in_fence,
+                                line,
                             )
                         })
                         .flatten()
@@ -454,7 +620,7 @@ static CAUTIONARY: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// lines such as"), optionally followed by "commands like".
 static PROHIBITION: LazyLock<Option<Regex>> = LazyLock::new(|| {
     RegexBuilder::new(
-        r#"(?:\b(?:never|do\s+not|don'?t|must\s+not|should\s+not|avoid|cannot)(?:\s+ever)?(?:\s+(?:run|running|use|using|execute|executing|type|typing|paste|pasting|copy|copying|try|trying|invoke|invoking|call|calling|enter|pipe|piping))?|\b(?:look|watch|search|grep|scan)\s+for|\b(?:detect|flag|alert\s+on|block|reject|refuse|report))(?:\s+(?:lines|commands?|patterns?|strings?|text|anything|things|something|entries|calls))?(?:\s+(?:like|such\s+as|containing|matching))?\s*:?\s*$"#,
+        r#"(?:\b(?:never|do\s+not|don'?t|must\s+not|should\s+not|avoid|cannot)(?:\s+ever)?(?:\s+(?:run|running|use|using|execute|executing|type|typing|paste|pasting|copy|copying|try|trying|invoke|invoking|call|calling|enter|pipe|piping|grant|granting|give|giving|allow|allowing|add|adding))?|\b(?:look|watch|search|grep|scan)\s+for|\b(?:detect|flag|alert\s+on|block|reject|refuse|report))(?:\s+(?:lines|commands?|patterns?|strings?|text|anything|things|something|entries|calls))?(?:\s+(?:like|such\s+as|containing|matching))?\s*:?\s*$"#,
     )
     .case_insensitive(true)
     .unicode(false)
@@ -479,6 +645,7 @@ static EXCEPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// lowered by a cautionary word somewhere on the line either (an attacker
 /// writes "careful:" in front of the payload for free); only when it is an
 /// inline example that a prohibition governs ("Never run `rm -rf ~`").
+#[allow(clippy::too_many_arguments)]
 fn lowering_reason(
     kind: FileKind,
     category: ThreatCategory,
@@ -487,6 +654,7 @@ fn lowering_reason(
     start: usize,
     end: usize,
     in_fence: bool,
+    before: &[u8],
 ) -> Option<&'static str> {
     match kind {
         FileKind::Prose => {
@@ -494,7 +662,7 @@ fn lowering_reason(
                 (!in_fence && is_quoted(line, start, end))
                     .then_some(" (lowered: quoted as an example)")
             } else if severity == Severity::Critical {
-                (!in_fence && prohibited_example(line, start, end))
+                (!in_fence && prohibited_example(line, start, end, before))
                     .then_some(" (lowered: an example the line forbids)")
             } else {
                 CAUTIONARY
@@ -516,12 +684,22 @@ fn lowering_reason(
 /// True when `line[start..end]` is an inline example (in backticks or double
 /// quotes) that a prohibition directly before it governs, possibly through
 /// a list of examples ("Never run `a` or `b`"), and no condition follows.
-fn prohibited_example(line: &[u8], start: usize, end: usize) -> bool {
+fn prohibited_example(line: &[u8], start: usize, end: usize, before: &[u8]) -> bool {
     let Some((open, close)) = enclosing_quotes(line, start, end) else {
         return false;
     };
-    // Step back over earlier examples of the same list and their separators.
-    let mut prefix = &line[..open];
+    // Step back over earlier examples of the same list and their separators,
+    // across the paragraph's earlier lines when the list wraps ("Look for
+    // lines such as" on one line, the examples on the next ones).
+    let joined: Vec<u8> = if line[..open].trim_ascii().is_empty() && !before.is_empty() {
+        before
+            .iter()
+            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+            .collect()
+    } else {
+        line[..open].to_vec()
+    };
+    let mut prefix = &joined[..];
     loop {
         prefix = prefix.trim_ascii_end();
         let lower = prefix.to_ascii_lowercase();
@@ -543,10 +721,28 @@ fn prohibited_example(line: &[u8], start: usize, end: usize) -> bool {
             _ => break,
         }
     }
-    let governed = PROHIBITION.as_ref().is_some_and(|re| re.is_match(prefix));
+    let governed = PROHIBITION.as_ref().is_some_and(|re| re.is_match(prefix))
+        || (prefix.trim_ascii().is_empty()
+            && !before.is_empty()
+            && joined.len() == open
+            && prohibited_example_tail(before));
     let after = &line[(close + 1).min(line.len())..];
     let conditional = EXCEPTION.as_ref().is_some_and(|re| re.is_match(after));
     governed && !conditional
+}
+
+/// Whether the paragraph text before a line ends in a prohibition, possibly
+/// followed by earlier examples of the same wrapped list.
+fn prohibited_example_tail(before: &[u8]) -> bool {
+    let flat: Vec<u8> = before
+        .iter()
+        .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+        .collect();
+    // A fake example after the text: step back over it as over any other.
+    let mut probe = flat;
+    probe.extend_from_slice(b" `x`");
+    let open = probe.len() - 3;
+    prohibited_example(&probe, open + 1, open + 2, b"")
 }
 
 /// The positions of the backticks or double quotes around `line[start..end]`.

@@ -195,7 +195,8 @@ impl Hub {
         self.home.hub_dir()
     }
 
-    pub fn lock(&self) -> HubLock {
+    /// The lock; an error naming it when it is damaged (never an empty lock).
+    pub fn lock(&self) -> Result<HubLock> {
         HubLock::load(&self.hub_dir())
     }
 
@@ -229,20 +230,21 @@ impl Hub {
     /// `official`; `taps`; or any collection identifier.
     fn search_sources(&self, source: Option<&str>) -> Result<Vec<Identifier>> {
         let official = Identifier::Official { path: None };
-        let taps = || -> Vec<Identifier> {
-            self.taps()
-                .list()
+        let taps = || -> Result<Vec<Identifier>> {
+            Ok(self
+                .taps()
+                .list()?
                 .iter()
                 .filter_map(|t| Identifier::parse(&t.repo, &self.cwd).ok().flatten())
-                .collect()
+                .collect())
         };
         match source.map(str::trim) {
             None | Some("") | Some("all") => {
                 let mut ids = vec![official];
-                ids.extend(taps());
+                ids.extend(taps()?);
                 Ok(ids)
             }
-            Some("taps") => Ok(taps()),
+            Some("taps") => taps(),
             Some(text) => match Identifier::parse(text, &self.cwd)? {
                 Some(id) => Ok(vec![id]),
                 None => Err(Error::Identifier(format!(
@@ -621,7 +623,7 @@ impl Hub {
 
     /// Refuses a name that the lock or the discovery engine already knows.
     fn check_free(&self, staged: &Staged) -> Result<()> {
-        let lock = self.lock();
+        let lock = self.lock()?;
         let lock_name = staged.lock_name();
         if let Some(entry) = lock.installed.get(&lock_name) {
             return Err(Error::Collision(format!(
@@ -705,9 +707,11 @@ impl Hub {
             updated_at: now,
         };
         let lock_name = staged.lock_name();
-        let mut lock = self.lock();
-        lock.installed.insert(lock_name.clone(), entry.clone());
-        if let Err(e) = lock.save(&self.hub_dir()) {
+        let saved = self.lock().and_then(|mut lock| {
+            lock.installed.insert(lock_name.clone(), entry.clone());
+            lock.save(&self.hub_dir())
+        });
+        if let Err(e) = saved {
             remove_tree(&target);
             return Err(e);
         }
@@ -799,7 +803,7 @@ impl Hub {
 
     /// The lock entry of a hub-installed skill, or a message saying what the name is.
     pub fn installed(&self, name: &str) -> Result<LockEntry> {
-        if let Some(entry) = self.lock().installed.get(name) {
+        if let Some(entry) = self.lock()?.installed.get(name) {
             return Ok(entry.clone());
         }
         let (set, _) = skill_core::discover(&self.discovery);
@@ -837,7 +841,7 @@ impl Hub {
             drop(quarantine);
             prune_empty_parents(&target, &self.home.skills_dir());
         }
-        let mut lock = self.lock();
+        let mut lock = self.lock()?;
         lock.installed.remove(name);
         lock.save(&self.hub_dir())?;
         let _ = append_audit_line(
@@ -880,7 +884,7 @@ impl Hub {
     // ---- check / update -----------------------------------------------------
 
     fn entries(&self, name: Option<&str>) -> Result<Vec<(String, LockEntry)>> {
-        let lock = self.lock();
+        let lock = self.lock()?;
         match name {
             Some(n) => Ok(vec![(n.to_owned(), self.installed(n)?)]),
             None => Ok(lock.installed.into_iter().collect()),
@@ -1132,7 +1136,6 @@ impl Hub {
             }
             return Err(e);
         }
-        let mut lock = self.lock();
         let updated = LockEntry {
             scan_verdict: staged.report.verdict.as_str().to_owned(),
             trust_level: staged.trust.as_str().to_owned(),
@@ -1141,8 +1144,11 @@ impl Hub {
             updated_at: skill_core::clock::now_rfc3339(),
             ..entry.clone()
         };
-        lock.installed.insert(name.to_owned(), updated);
-        if let Err(e) = lock.save(&self.hub_dir()) {
+        let saved = self.lock().and_then(|mut lock| {
+            lock.installed.insert(name.to_owned(), updated);
+            lock.save(&self.hub_dir())
+        });
+        if let Err(e) = saved {
             remove_tree(&target);
             if had_old {
                 let _ = std::fs::rename(&parked, &target);

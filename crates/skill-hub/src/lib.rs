@@ -73,6 +73,10 @@ pub enum Error {
     },
     #[error("cannot scan the skill: {0}")]
     Scan(#[from] skill_guard::Error),
+    /// A hub state file (the lock, the taps) exists but cannot be read; it
+    /// is never taken as empty.
+    #[error("{0}")]
+    Damaged(String),
 }
 
 /// How many of a collection's members an error message names.

@@ -52,29 +52,18 @@ impl Default for HubLock {
 }
 
 impl HubLock {
-    /// Reads the lock; a missing file is an empty lock. A damaged one is
-    /// reported and read as empty, as Hermes does, after keeping a copy.
-    pub fn load(hub_dir: &Path) -> HubLock {
+    /// Reads the lock; a missing file is an empty lock. A damaged one is an
+    /// error naming it (a copy is kept as `lock.json.damaged`), never an
+    /// empty lock: that would make every hub skill look hand-made, and the
+    /// next install would write a lock that forgets them.
+    pub fn load(hub_dir: &Path) -> Result<HubLock> {
         let path = hub_dir.join(LOCK_FILE);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return HubLock::default();
-        };
-        match serde_json::from_str(&text) {
-            Ok(lock) => lock,
-            Err(e) => {
-                let keep = hub_dir.join(format!(
-                    "{LOCK_FILE}.damaged-{}",
-                    skill_core::clock::compact(std::time::SystemTime::now())
-                ));
-                let _ = std::fs::copy(&path, &keep);
-                tracing::warn!(
-                    "{} is not valid ({e}); a copy is kept at {}",
-                    path.display(),
-                    keep.display()
-                );
-                HubLock::default()
-            }
-        }
+        knack_config::state_file::read_json::<HubLock>(
+            &path,
+            "restore it from a backup, or move it away to start a new lock (hub skills then count as hand-made)",
+        )
+        .map(Option::unwrap_or_default)
+        .map_err(|e| Error::Damaged(e.to_string()))
     }
 
     /// Writes the lock atomically.
@@ -126,16 +115,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn missing_and_damaged_locks_read_as_empty() {
+    fn a_missing_lock_is_empty_and_a_damaged_one_is_an_error_never_empty() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(HubLock::load(dir.path()), HubLock::default());
-        std::fs::write(dir.path().join(LOCK_FILE), "{broken").unwrap();
-        assert_eq!(HubLock::load(dir.path()), HubLock::default());
-        let kept = std::fs::read_dir(dir.path())
-            .unwrap()
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().contains("damaged"));
-        assert!(kept);
+        assert_eq!(HubLock::load(dir.path()).unwrap(), HubLock::default());
+        let random: Vec<u8> = (0..200u32).map(|i| (i * 73 + 11) as u8).collect();
+        for bytes in [&b"{broken"[..], &random[..]] {
+            std::fs::write(dir.path().join(LOCK_FILE), bytes).unwrap();
+            let err = HubLock::load(dir.path()).unwrap_err().to_string();
+            assert!(err.contains("lock.json"), "{err}");
+            assert_eq!(
+                std::fs::read(dir.path().join("lock.json.damaged")).unwrap(),
+                bytes
+            );
+        }
     }
 
     #[test]
@@ -157,7 +149,7 @@ mod tests {
             },
         );
         lock.save(dir.path()).unwrap();
-        assert_eq!(HubLock::load(dir.path()), lock);
+        assert_eq!(HubLock::load(dir.path()).unwrap(), lock);
         assert_eq!(lock.installed["x"].category(), Some("tools"));
         assert!(check_install_path("x", "tools/x").is_ok());
         for bad in ["", "x/..", "../x", "/x", "tools/y", "a/./x"] {

@@ -297,7 +297,21 @@ pub fn copy_tree(src: &Path, dest: &Path, limits: Limits) -> Result<()> {
             if meta.len() > limits.max_bytes {
                 return Err(writer.too_big());
             }
-            let mut file = fs::File::open(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+            // A file with a second name elsewhere is a hard link: its bytes
+            // can be changed from outside the package after the scan, so a
+            // local folder is held to the rule a tarball is.
+            {
+                use std::os::unix::fs::MetadataExt;
+                if meta.nlink() > 1 {
+                    return Err(Error::Unsafe(format!(
+                        "'{}' is a hard link ({} names for one file); packages may not hold hard links, copy the file instead",
+                        rel.display(),
+                        meta.nlink()
+                    )));
+                }
+            }
+            let mut file = knack_config::regular_file::open(entry.path())
+                .map_err(|e| Error::io(entry.path(), e))?;
             writer.file(&rel, &mut file, is_executable(&meta))?;
         } else {
             return Err(Error::Unsafe(format!(
@@ -607,6 +621,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = unpack_tar_gz(&data[..], dir.path(), limits()).unwrap_err();
         assert!(err.to_string().contains("through the link"), "{err}");
+    }
+
+    #[test]
+    fn a_local_folder_with_a_hard_link_or_a_fifo_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        let src = tempfile::tempdir().unwrap();
+        fs::write(src.path().join("SKILL.md"), "x").unwrap();
+        fs::write(outside.path().join("secret"), "s").unwrap();
+        fs::hard_link(outside.path().join("secret"), src.path().join("notes.md")).unwrap();
+        let dest = tempfile::tempdir().unwrap();
+        let err = copy_tree(src.path(), &dest.path().join("out"), limits()).unwrap_err();
+        assert!(
+            err.to_string().contains("'notes.md' is a hard link"),
+            "{err}"
+        );
+
+        let src = tempfile::tempdir().unwrap();
+        fs::write(src.path().join("SKILL.md"), "x").unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            src.path().join("pipe"),
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        let err = copy_tree(src.path(), &dest.path().join("out2"), limits()).unwrap_err();
+        assert!(err.to_string().contains("special file"), "{err}");
     }
 
     #[test]

@@ -33,13 +33,16 @@ impl Taps {
         }
     }
 
-    /// The taps; a missing or damaged file gives none.
-    pub fn list(&self) -> Vec<Tap> {
-        std::fs::read_to_string(&self.path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<TapsFile>(&t).ok())
-            .map(|f| f.taps)
-            .unwrap_or_default()
+    /// The taps; a missing file gives none. A damaged one is an error naming
+    /// it (a copy is kept as `taps.json.damaged`): read as empty, the next
+    /// `tap add` would write a file that forgets every other tap.
+    pub fn list(&self) -> Result<Vec<Tap>> {
+        knack_config::state_file::read_json::<TapsFile>(
+            &self.path,
+            "fix it, or delete it to start again with no taps",
+        )
+        .map(|file| file.map(|f| f.taps).unwrap_or_default())
+        .map_err(|e| Error::Damaged(e.to_string()))
     }
 
     /// Turns what the user typed into a tap: `owner/repo` means GitHub.
@@ -69,7 +72,7 @@ impl Taps {
 
     /// Adds a tap; `false` when it was already there.
     pub fn add(&self, repo: &str) -> Result<bool> {
-        let mut taps = self.list();
+        let mut taps = self.list()?;
         if taps.iter().any(|t| t.repo == repo) {
             return Ok(false);
         }
@@ -82,7 +85,7 @@ impl Taps {
 
     /// Removes a tap; `false` when it was not there.
     pub fn remove(&self, repo: &str) -> Result<bool> {
-        let mut taps = self.list();
+        let mut taps = self.list()?;
         let before = taps.len();
         taps.retain(|t| t.repo != repo);
         if taps.len() == before {
@@ -112,23 +115,33 @@ mod tests {
     fn add_remove_and_duplicates() {
         let dir = tempfile::tempdir().unwrap();
         let taps = Taps::new(dir.path());
-        assert!(taps.list().is_empty());
+        assert!(taps.list().unwrap().is_empty());
         let repo = Taps::normalize("acme/skills", dir.path()).unwrap();
         assert_eq!(repo, "github:acme/skills");
         assert!(taps.add(&repo).unwrap());
         assert!(!taps.add(&repo).unwrap());
         assert!(taps.add("git+file:///srv/r").unwrap());
-        assert_eq!(taps.list().len(), 2);
+        assert_eq!(taps.list().unwrap().len(), 2);
         assert!(taps.remove(&repo).unwrap());
         assert!(!taps.remove(&repo).unwrap());
         assert_eq!(
-            taps.list(),
+            taps.list().unwrap(),
             vec![Tap {
                 repo: "git+file:///srv/r".into()
             }]
         );
         std::fs::write(dir.path().join(TAPS_FILE), "nope").unwrap();
-        assert!(taps.list().is_empty());
+        let err = taps.list().unwrap_err().to_string();
+        assert!(err.contains("taps.json is not valid JSON"), "{err}");
+        assert!(taps.add("github:other/repo").is_err(), "never overwritten");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(TAPS_FILE)).unwrap(),
+            "nope"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("taps.json.damaged")).unwrap(),
+            "nope"
+        );
         assert!(Taps::normalize("https://x.com/SKILL.md", dir.path()).is_err());
     }
 }

@@ -439,7 +439,7 @@ async fn install_all(
         .stage_collection(&args.id, opts)
         .await
         .map_err(hub_error)?;
-    let lock = hub.lock();
+    let lock = hub.lock().map_err(hub_error)?;
     let total = members.len();
     outln!("{} holds {total} skill(s):", bold(&args.id));
     let mut ready = Vec::new();
@@ -549,7 +549,9 @@ fn uninstall(hub: &Hub, args: HubUninstallArgs) -> anyhow::Result<u8> {
     let entry = hub.installed(&args.name).map_err(|e| match e {
         // A typo of a name the hub did install: say which.
         skill_hub::Error::NotInstalled(message) => {
-            let lock = hub.lock();
+            let Ok(lock) = hub.lock() else {
+                return exit::failed(message);
+            };
             match crate::suggest::closest(&args.name, lock.installed.keys().map(String::as_str)) {
                 Some(name) => exit::failed(format!("{message}; did you mean '{name}'?")),
                 None => exit::failed(message),
@@ -712,7 +714,7 @@ fn tap(hub: &Hub, cmd: TapCommand) -> anyhow::Result<u8> {
     let taps = hub.taps();
     match cmd {
         TapCommand::List(flag) => {
-            let list = taps.list();
+            let list = taps.list().map_err(hub_error)?;
             if flag.json {
                 print_json(&json!({
                     "success": true,

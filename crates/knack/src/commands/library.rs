@@ -46,7 +46,7 @@ fn usage_records(ctx: &Context) -> (Option<SessionStore>, HashMap<String, UsageR
 fn stats(ctx: &Context, args: &StatsArgs) -> anyhow::Result<u8> {
     let archived = archive::archived_skills(&ctx.home);
     let pinned = pins::read_pins(&ctx.home).unwrap_or_else(|e| {
-        eprintln!("knack: warning: {e}; no skill counts as pinned until it is mended");
+        eprintln!("knack: warning: {e}; until it is mended every skill counts as pinned for the agent and the review");
         Default::default()
     });
     let (store, mut records) = usage_records(ctx);

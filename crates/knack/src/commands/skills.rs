@@ -115,6 +115,16 @@ fn list_in(set: &SkillSet, args: ListArgs) -> anyhow::Result<u8> {
             ]
         })
         .collect();
+    // Folder names and categories come from the disk as they are; nothing
+    // read from skill files reaches the terminal unescaped.
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
+                .map(|cell| crate::terminal_text::escape(&cell).into_owned())
+                .collect()
+        })
+        .collect();
     print_table(&["NAME", "CATEGORY", "SCOPE", "DESCRIPTION"], &rows);
     let mut footer = format!("{} skill(s)", listing.skills.len());
     if !set.ambiguous_names.is_empty() {
@@ -150,7 +160,8 @@ fn view_in(ctx: &Context, set: &SkillSet, args: ViewArgs) -> anyhow::Result<u8> 
     if !ok {
         return Err(exit::failed(describe_failure(set, &args, &result)));
     }
-    print!("{}", result["content"].as_str().unwrap_or_default());
+    let content = result["content"].as_str().unwrap_or_default();
+    print!("{}", crate::terminal_text::escape(content));
     if !result["content"]
         .as_str()
         .unwrap_or_default()
@@ -471,7 +482,9 @@ fn validate(ctx: &Context, args: ValidateArgs) -> anyhow::Result<u8> {
     let results: Vec<(PathBuf, skill_core::validate::DirValidation)> = dirs
         .into_iter()
         .map(|d| {
-            let v = validate_skill_dir(&d);
+            // One verdict: the same guard scan as install and skill_manage.
+            let mut v = validate_skill_dir(&d);
+            skill_core::validate::guard_check(&d, &mut v);
             (d, v)
         })
         .collect();

@@ -183,12 +183,12 @@ pub fn archive(ctx: &ManageContext, name: &str, actor: Actor) -> Result<Archived
         .hint("Move or delete that folder yourself, or disable the skill with skills.disabled.")
         .into());
     }
-    if pins::is_pinned(&ctx.home, &skill.qualified_id()) {
-        return Err(
-            Refusal::new(format!("'{}' is pinned, so it is not archived", skill.name))
-                .hint(format!("Run `knack skills unpin {}` first.", skill.name))
-                .into(),
-        );
+    if let Some(why) =
+        pins::pin_status(&ctx.home, &skill.qualified_id()).refusal(&skill.name, "archived")
+    {
+        return Err(Refusal::new(why)
+            .hint(format!("Run `knack skills unpin {}` first.", skill.name))
+            .into());
     }
     check_delete_target(ctx, &skill)?;
     let (_, path) = super::take_away(ctx, &skill, actor, super::Removal::Archive(None))?;

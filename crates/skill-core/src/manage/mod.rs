@@ -9,7 +9,7 @@ mod paths;
 pub mod provenance;
 mod review;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::ErrorKind;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -561,15 +561,68 @@ fn blocked(
     }
 }
 
+/// What a patch changes, for the guard: the file it rewrites and the
+/// findings that file already had. A skill whose existing text scans
+/// dangerous may still be patched, so long as the patch adds no finding:
+/// the write is judged by what it changes, not by what it leaves alone.
+struct ChangeBaseline<'a> {
+    file: &'a str,
+    before: Vec<skill_guard::Finding>,
+}
+
+impl<'a> ChangeBaseline<'a> {
+    /// The baseline of `file`, which held `previous` (nothing: a new file).
+    fn of(ctx: &ManageContext, file: &'a str, previous: Option<&[u8]>) -> Self {
+        let before = match previous {
+            Some(bytes) if ctx.guard_writes => skill_guard::scan_text(
+                &String::from_utf8_lossy(bytes),
+                file,
+                skill_guard::ScanScope::Skill,
+            ),
+            _ => Vec::new(),
+        };
+        ChangeBaseline { file, before }
+    }
+
+    /// The findings of `after` the change brought: those in the changed file
+    /// that the file did not have before (the same pattern on the same text;
+    /// line numbers move when lines are added above). Findings in other
+    /// files are left out: a patch of one file does not change them.
+    fn added(&self, after: Vec<skill_guard::Finding>) -> Vec<skill_guard::Finding> {
+        let mut had: HashMap<(String, String), usize> = HashMap::new();
+        for f in &self.before {
+            *had.entry((f.pattern_id.clone(), f.matched.clone()))
+                .or_default() += 1;
+        }
+        let mut added = Vec::new();
+        for f in after.into_iter().filter(|f| f.file == self.file) {
+            match had.get_mut(&(f.pattern_id.clone(), f.matched.clone())) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => added.push(f),
+            }
+        }
+        added
+    }
+}
+
 /// Scans the text about to be written, so dangerous bytes never reach the
 /// disk (not even for the moment before the folder scan would undo them).
-fn prescan(ctx: &ManageContext, rel: &str, text: &str) -> Step<()> {
+/// With a baseline, only the findings the change adds count.
+fn prescan(
+    ctx: &ManageContext,
+    rel: &str,
+    text: &str,
+    baseline: Option<&ChangeBaseline<'_>>,
+) -> Step<()> {
     // The skill's own `.skillignore` does not exempt a file written here:
     // whoever writes through skill_manage could write that ignore file too.
     if !ctx.guard_writes {
         return Ok(());
     }
-    let findings = skill_guard::scan_text(text, rel, skill_guard::ScanScope::Skill);
+    let mut findings = skill_guard::scan_text(text, rel, skill_guard::ScanScope::Skill);
+    if let Some(baseline) = baseline {
+        findings = baseline.added(findings);
+    }
     let verdict = skill_guard::verdict_of(&findings);
     match blocked(&findings, verdict, "nothing was written") {
         Some(refusal) => Err(refusal),
@@ -579,7 +632,12 @@ fn prescan(ctx: &ManageContext, rel: &str, text: &str) -> Step<()> {
 
 /// Scans the whole skill as agent-created after a write; a blocked verdict
 /// undoes the write.
-fn scan_or_undo(ctx: &ManageContext, skill_dir: &Path, undo: Undo) -> Step<()> {
+fn scan_or_undo(
+    ctx: &ManageContext,
+    skill_dir: &Path,
+    undo: Undo,
+    baseline: Option<&ChangeBaseline<'_>>,
+) -> Step<()> {
     if !ctx.guard_writes {
         return Ok(());
     }
@@ -587,10 +645,19 @@ fn scan_or_undo(ctx: &ManageContext, skill_dir: &Path, undo: Undo) -> Step<()> {
     // written through skill_manage to hide the next file (see `prescan`).
     let refusal =
         match skill_guard::scan_skill_dir_with(skill_dir, &skill_guard::SkillIgnore::default()) {
-            Ok(report) => match blocked(
-                &report.findings,
-                report.verdict,
-                "the skill was restored to what it was",
+            Ok(report) => match baseline.map_or_else(
+                || {
+                    blocked(
+                        &report.findings,
+                        report.verdict,
+                        "the skill was restored to what it was",
+                    )
+                },
+                |baseline| {
+                    let added = baseline.added(report.findings.clone());
+                    let verdict = skill_guard::verdict_of(&added);
+                    blocked(&added, verdict, "the skill was restored to what it was")
+                },
             ) {
                 None => return Ok(()),
                 Some(refusal) => refusal,
@@ -617,6 +684,8 @@ struct FileChange<'a> {
     bytes: &'a [u8],
     action: ManageAction,
     rel: Option<&'a str>,
+    /// For a patch: what the file's findings were, so only added ones count.
+    baseline: Option<&'a ChangeBaseline<'a>>,
 }
 
 /// Writes one file of an existing skill under its lock: keep the version,
@@ -635,6 +704,7 @@ fn write_recorded(
         bytes,
         action,
         rel,
+        baseline,
     } = change;
     let keep_previous = || -> Step<(Option<Vec<u8>>, history::Pending)> {
         let previous = place
@@ -706,7 +776,7 @@ fn write_recorded(
             created,
         },
     };
-    if let Err(refusal) = scan_or_undo(ctx, &identity.skill_dir, undo()) {
+    if let Err(refusal) = scan_or_undo(ctx, &identity.skill_dir, undo(), baseline) {
         pending.discard();
         return Err(refusal);
     }
@@ -841,7 +911,7 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
     let mut warnings = valid.warnings;
     let draft = Draft::of_skill_md(name, &valid.description, content);
     duplicate_verdict(origin, name, &ctx.near_duplicates(&draft), &mut warnings)?;
-    prescan(ctx, "SKILL.md", content)?;
+    prescan(ctx, "SKILL.md", content, None)?;
     let root = ctx.user_root();
     let id = match category {
         Some(c) => format!("{c}/{name}"),
@@ -913,7 +983,7 @@ fn create(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
         let _ = remove_created().apply();
         return Err(internal("cannot write SKILL.md", e));
     }
-    if let Err(refusal) = scan_or_undo(ctx, &skill_dir, remove_created()) {
+    if let Err(refusal) = scan_or_undo(ctx, &skill_dir, remove_created(), None) {
         pending.discard();
         return Err(refusal);
     }
@@ -1028,14 +1098,13 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
     check_keeps_name(&skill, &valid.name, written.as_deref())?;
     review::check_may_touch(&ctx.home, origin, &skill)?;
     review::check_viewed(origin, &skill, &skill.path, "SKILL.md")?;
-    prescan(ctx, "SKILL.md", content)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
     let folder = open_skill(ctx, &skill)?;
     let place = skill_md_place(&folder, &skill)?;
-    if place
-        .read()
-        .is_ok_and(|old| old.is_some_and(|old| old == content.as_bytes()))
-    {
+    let previous = place.read().ok().flatten();
+    let baseline = ChangeBaseline::of(ctx, "SKILL.md", previous.as_deref());
+    prescan(ctx, "SKILL.md", content, Some(&baseline))?;
+    if previous.is_some_and(|old| old == content.as_bytes()) {
         return Ok(Done {
             qualified_id: skill.qualified_id(),
             message: format!(
@@ -1053,6 +1122,7 @@ fn edit(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) -
         bytes: content.as_bytes(),
         action: ManageAction::Edit,
         rel: None,
+        baseline: Some(&baseline),
     };
     write_recorded(ctx, origin, &identity_of(&skill), change, None)?;
     Ok(Done {
@@ -1140,13 +1210,17 @@ fn patch(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>) 
     } else {
         validate_support_size(patched.len())?;
     }
-    let scan = || prescan(ctx, &label, &patched);
+    // The file as it was is the baseline: a skill that already scans
+    // dangerous can still be patched when the patch adds no finding.
+    let baseline = ChangeBaseline::of(ctx, &label, Some(text.as_bytes()));
+    let scan = || prescan(ctx, &label, &patched, Some(&baseline));
     let change = FileChange {
         folder: &folder,
         place: &place,
         bytes: patched.as_bytes(),
         action: ManageAction::Patch,
         rel,
+        baseline: Some(&baseline),
     };
     write_recorded(ctx, origin, &identity_of(&skill), change, Some(&scan))?;
     let plural = if replacements == 1 { "" } else { "s" };
@@ -1184,15 +1258,14 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
     if target.exists() {
         review::check_viewed(origin, &skill, &target, rel)?;
     }
-    prescan(ctx, rel, body)?;
     let _lock = lock(ctx, &skill.skill_dir)?;
     let folder = open_skill(ctx, &skill)?;
     let place = paths::support_place(&folder, rel).map_err(Refusal::new)?;
     let existed = place.exists();
-    if place
-        .read()
-        .is_ok_and(|old| old.is_some_and(|old| old == body.as_bytes()))
-    {
+    let previous = place.read().ok().flatten();
+    let baseline = ChangeBaseline::of(ctx, rel, previous.as_deref());
+    prescan(ctx, rel, body, Some(&baseline))?;
+    if previous.is_some_and(|old| old == body.as_bytes()) {
         return Ok(Done {
             qualified_id: skill.qualified_id(),
             message: format!(
@@ -1210,6 +1283,7 @@ fn write_file(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<
         bytes: body.as_bytes(),
         action: ManageAction::WriteFile,
         rel: Some(rel),
+        baseline: Some(&baseline),
     };
     write_recorded(ctx, origin, &identity_of(&skill), change, None)?;
     let verb = if existed { "Replaced" } else { "Wrote" };
@@ -1292,12 +1366,14 @@ fn delete(ctx: &ManageContext, args: &SkillManageArgs, origin: &WriteOrigin<'_>)
     }
     // The user keeps a pinned skill; the model in the foreground may still
     // patch it (the review may not touch it at all, see `review`).
-    if origin.actor == Actor::Agent && crate::pins::is_pinned(&ctx.home, &skill.qualified_id()) {
-        return Err(Refusal::new(format!(
-            "'{}' is pinned, so it cannot be deleted; patches to it are still allowed",
-            skill.name
-        ))
-        .hint(crate::pins::unpin_hint(&skill.name)));
+    if origin.actor == Actor::Agent
+        && let Some(why) = crate::pins::pin_status(&ctx.home, &skill.qualified_id())
+            .refusal(&skill.name, "deleted")
+    {
+        return Err(
+            Refusal::new(format!("{why}; patches to it are still allowed"))
+                .hint(crate::pins::unpin_hint(&skill.name)),
+        );
     }
     if let Some(target) = absorbed {
         check_absorbed_into(ctx, &skill, target)?;

@@ -18,12 +18,16 @@ pub(crate) fn check_may_touch(
     if origin.actor != Actor::Review {
         return Ok(());
     }
-    if crate::pins::is_pinned(home, &skill.qualified_id()) {
-        return Err(Refusal::new(format!(
+    let why = match crate::pins::pin_status(home, &skill.qualified_id()) {
+        crate::pins::PinStatus::NotPinned => None,
+        crate::pins::PinStatus::Pinned => Some(format!(
             "'{}' is pinned: the background review may not change it in any way",
             skill.name
-        ))
-        .hint(crate::pins::unpin_hint(&skill.name)));
+        )),
+        unknown => unknown.refusal(&skill.name, "changed by the background review"),
+    };
+    if let Some(why) = why {
+        return Err(Refusal::new(why).hint(crate::pins::unpin_hint(&skill.name)));
     }
     if skill.scope != Scope::User {
         return Err(Refusal::new(format!(

@@ -321,6 +321,16 @@ fn walk_limits_truncate_and_report() {
         .filter(|e| e.status == EntryStatus::Truncated)
         .count();
     assert_eq!(truncated, 15);
+    let notice = set
+        .notices
+        .iter()
+        .find(|n| n.contains("skills.scan_max_dirs"))
+        .expect("the cut is a notice, not silent");
+    assert!(notice.contains("after 6 folders"), "{notice}");
+    assert!(
+        notice.contains(&t.path("").display().to_string()),
+        "{notice}"
+    );
 }
 
 #[test]

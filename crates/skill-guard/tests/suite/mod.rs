@@ -3,3 +3,4 @@
 mod adversarial;
 mod context;
 mod corpus;
+mod unseen;

@@ -74,6 +74,7 @@ impl WellKnownSource {
                 IndexDoc::Wrapped { skills } => skills,
                 IndexDoc::Bare(list) => list,
             };
+            refuse_duplicate_names(&entries, &url)?;
             return Ok(Index {
                 url,
                 fallback,
@@ -100,6 +101,55 @@ impl WellKnownSource {
                 None => fallback && !entry.files.is_empty(),
                 Some(_) => false,
             }
+    }
+}
+
+/// Two entries of one index with the same name would let the second
+/// shadow the first (which one installs depends on the reader); the whole
+/// index is refused, naming both.
+fn refuse_duplicate_names(entries: &[Entry], url: &str) -> Result<()> {
+    let mut seen: std::collections::HashMap<&str, (usize, &Entry)> =
+        std::collections::HashMap::new();
+    for (i, entry) in entries.iter().enumerate() {
+        if let Some((first, earlier)) = seen.insert(entry.name.as_str(), (i, entry)) {
+            let place = |e: &Entry| {
+                e.url
+                    .clone()
+                    .or_else(|| e.files.first().cloned())
+                    .unwrap_or_else(|| "no url".to_owned())
+            };
+            return Err(Error::Unsafe(format!(
+                "the skills index at {url} names two entries '{}': entry {} ({}) and entry {} ({}); names in an index must be unique",
+                entry.name,
+                first + 1,
+                place(earlier),
+                i + 1,
+                place(entry)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An index entry must name the package it points at: its SKILL.md's
+/// `name` is what the skill installs as, so an entry called `a` whose
+/// SKILL.md says `b` would install under another skill's name.
+fn check_entry_names_package(dir: &std::path::Path, entry: &str, url: &str) -> Result<()> {
+    let skill_md = dir.join("SKILL.md");
+    let bytes = knack_config::regular_file::read(&skill_md).map_err(|e| Error::io(&skill_md, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let named = skill_core::frontmatter::parse_skill_md(&text)
+        .ok()
+        .and_then(|p| p.frontmatter.name)
+        .map(|n| n.trim().to_owned());
+    match named {
+        Some(name) if name == entry => Ok(()),
+        Some(name) => Err(Error::Unsafe(format!(
+            "the skills index at {url} lists '{entry}', but that package's SKILL.md is named '{name}'; an index entry must name the package it points at"
+        ))),
+        None => Err(Error::Unsafe(format!(
+            "the skills index at {url} lists '{entry}', but that package's SKILL.md gives no name, so it cannot be checked against the entry"
+        ))),
     }
 }
 
@@ -212,7 +262,7 @@ impl SkillSource for WellKnownSource {
                 }
             };
             let what = format!("'{}'", entry.name);
-            match (entry.kind.as_deref(), entry.url.as_deref()) {
+            let fetched: Result<Fetched> = match (entry.kind.as_deref(), entry.url.as_deref()) {
                 (Some("skill-md"), Some(url)) => {
                     let url = resolve(&index.url, url)?;
                     let bytes = ctx
@@ -291,7 +341,10 @@ impl SkillSource for WellKnownSource {
                         category: None,
                     })
                 }
-            }
+            };
+            let fetched = fetched?;
+            check_entry_names_package(&fetched.dir, &entry.name, &index.url)?;
+            Ok(fetched)
         })
     }
 }
@@ -314,5 +367,55 @@ mod tests {
         assert!(verify_digest(b"abc", Some("md5:00"), "x").is_err());
         assert!(plain_relative("references/a.md"));
         assert!(!plain_relative("../../../escape.txt"));
+    }
+
+    fn entry(name: &str, url: &str) -> Entry {
+        Entry {
+            name: name.into(),
+            description: String::new(),
+            kind: Some("skill-md".into()),
+            url: Some(url.into()),
+            digest: None,
+            files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn duplicate_names_in_an_index_are_an_error_naming_both() {
+        let entries = [
+            entry("a", "a.md"),
+            entry("dup", "first.md"),
+            entry("b", "b.md"),
+            entry("dup", "second.md"),
+        ];
+        let err = refuse_duplicate_names(&entries, "https://x/index.json")
+            .unwrap_err()
+            .to_string();
+        for part in [
+            "'dup'",
+            "entry 2 (first.md)",
+            "entry 4 (second.md)",
+            "https://x/index.json",
+        ] {
+            assert!(err.contains(part), "{part}: {err}");
+        }
+        assert!(refuse_duplicate_names(&entries[..3], "u").is_ok());
+    }
+
+    #[test]
+    fn an_entry_must_name_the_package_it_points_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |text: &str| std::fs::write(dir.path().join("SKILL.md"), text).unwrap();
+        write("---\nname: pdf\ndescription: Use when x\n---\nbody\n");
+        assert!(check_entry_names_package(dir.path(), "pdf", "u").is_ok());
+        let err = check_entry_names_package(dir.path(), "docx", "u")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("lists 'docx'") && err.contains("named 'pdf'"),
+            "{err}"
+        );
+        write("no frontmatter at all\n");
+        assert!(check_entry_names_package(dir.path(), "pdf", "u").is_err());
     }
 }

@@ -343,7 +343,7 @@ fn check_fetches_each_repository_once_however_many_skills_it_holds() {
             hub.install(m.staged.unwrap(), |_| Ok(())).unwrap();
         }
     }
-    assert_eq!(hub.lock().installed.len(), 83);
+    assert_eq!(hub.lock().unwrap().installed.len(), 83);
     let tarball_fetches = |repo: &str| {
         let path = format!("/api/repos/acme/{repo}/tarball");
         server

@@ -77,7 +77,7 @@ impl Home {
             .collect();
         assert!(leftovers.is_empty(), "skills/ holds {leftovers:?}");
         assert!(
-            self.hub().lock().installed.is_empty(),
+            self.hub().lock().unwrap().installed.is_empty(),
             "the lock has entries"
         );
         let quarantine = walk_files(&self.path(".hub/quarantine"));

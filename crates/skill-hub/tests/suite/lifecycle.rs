@@ -70,7 +70,7 @@ fn names_already_taken_are_refused() {
         .install(&upstream.path().display().to_string(), false)
         .unwrap_err();
     assert!(err.contains("already exists (user:mine/lint)"), "{err}");
-    assert!(home.hub().lock().installed.is_empty());
+    assert!(home.hub().lock().unwrap().installed.is_empty());
 
     let other = tempfile::tempdir().unwrap();
     write(
@@ -236,7 +236,12 @@ fn a_legacy_name_installs_under_a_rule_folder_and_is_kept_as_written() {
     let installed = hub.install(staged, |_| Ok(())).unwrap();
     let text = std::fs::read_to_string(installed.path.join("SKILL.md")).unwrap();
     assert!(text.contains("name: Gmail Automation\n"), "{text}");
-    assert!(hub.lock().installed.contains_key("gmail-automation"));
+    assert!(
+        hub.lock()
+            .unwrap()
+            .installed
+            .contains_key("gmail-automation")
+    );
     // The long one is cut to the rule's 64 characters for its folder.
     let long_dir = upstream.path().join("long").display().to_string();
     let installed = home.install(&long_dir, false).unwrap();

@@ -113,7 +113,7 @@ fn a_marketplace_lists_plugins_installs_under_plugin_namespaces_and_follows_remo
         assert!(s.plugin.is_some());
         hub.install(s, |_| Ok(())).unwrap();
     }
-    let lock = hub.lock();
+    let lock = hub.lock().unwrap();
     let keys: Vec<&String> = lock.installed.keys().collect();
     assert_eq!(
         keys,

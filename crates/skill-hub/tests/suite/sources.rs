@@ -17,7 +17,7 @@ fn lifecycle(home: &Home, id: &str, name: &str, source: &str, change: impl FnOnc
     assert_eq!(provenance.created_by, "hub");
 
     let hub = home.hub();
-    let lock = hub.lock();
+    let lock = hub.lock().unwrap();
     let entry = &lock.installed[name];
     assert_eq!(entry.source, source);
     assert_eq!(entry.scan_verdict, "safe");
@@ -42,7 +42,7 @@ fn lifecycle(home: &Home, id: &str, name: &str, source: &str, change: impl FnOnc
         "{id}: {outcome:?}"
     );
     assert_eq!(status(&hub), CheckStatus::UpToDate, "{id}");
-    let after = hub.lock().installed[name].clone();
+    let after = hub.lock().unwrap().installed[name].clone();
     assert_ne!(after.content_hash, entry.content_hash);
     assert_eq!(after.installed_at, entry.installed_at);
     assert_eq!(

@@ -1,0 +1,3 @@
+alias ll='ls -alF'
+alias gs='git status'
+alias k='kubectl'

