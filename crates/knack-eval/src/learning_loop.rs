@@ -670,7 +670,7 @@ fn markdown(
     if stray > 0 {
         let _ = writeln!(
             md,
-            "\n{stray} run(s) outside the learning arm wrote a skill in the foreground; each such library was discarded before the next instance, but that run's tokens include the write."
+            "\n{stray} run(s) outside the learning arm wrote a skill in the foreground; such runs keep agent writes in the inbox (skills.agent_writes: inbox), so the skill never reached an index or the next instance, but that run's tokens include the write."
         );
     }
     let failures: Vec<&LoopRun> = runs

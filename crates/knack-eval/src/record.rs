@@ -80,6 +80,21 @@ pub struct Executed {
     pub home: TempDir,
 }
 
+/// The run's own temp home. A run that must not learn cannot grow its library
+/// in the foreground either: a skill the model writes there is held in the inbox,
+/// out of every index (`skills.agent_writes: inbox`).
+fn run_home(spec: &RunSpec<'_>) -> Result<TempDir> {
+    let home = spec.template.instantiate(spec.library)?;
+    if !spec.review {
+        knack_config::set_dotted(
+            &home.path().join("config.yaml"),
+            "skills.agent_writes",
+            "inbox",
+        )?;
+    }
+    Ok(home)
+}
+
 /// Runs one session and its verifier. A run whose model never answered is
 /// recorded as an error and stops the other workers from starting runs.
 pub fn execute(
@@ -89,7 +104,7 @@ pub fn execute(
     label: &str,
 ) -> Result<Executed> {
     let started = Instant::now();
-    let home = spec.template.instantiate(spec.library)?;
+    let home = run_home(spec)?;
     let ws = workspace(spec.fixture)?;
     let outcome = runner::run_session(
         &ctx.agent,
@@ -144,4 +159,34 @@ pub fn execute(
         trace,
         home,
     })
+}
+
+#[cfg(test)]
+mod run_home_tests {
+    use super::*;
+    use crate::setup::Library;
+
+    #[test]
+    fn only_a_learning_run_writes_skills_into_its_library() {
+        let template = HomeTemplate::build(None, Library::Empty).unwrap();
+        let verifier = Verifier::Shell("true".into());
+        let writes = |review: bool| {
+            let spec = RunSpec {
+                template: &template,
+                library: None,
+                fixture: None,
+                prompt: "p",
+                verifier: &verifier,
+                review,
+                relevant: &[],
+            };
+            let home = run_home(&spec).unwrap();
+            knack_config::Config::load_file(&home.path().join("config.yaml"))
+                .unwrap()
+                .skills
+                .agent_writes
+        };
+        assert_eq!(writes(false), knack_config::AgentWrites::Inbox);
+        assert_eq!(writes(true), knack_config::AgentWrites::Direct);
+    }
 }
