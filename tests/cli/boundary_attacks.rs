@@ -48,7 +48,7 @@ fn call(id: String, name: &str, args: Value) -> (String, String, String) {
 
 /// Flips a folder and a link with `renameat2(RENAME_EXCHANGE)` until told to stop.
 const SWAPPER: &str = r#"
-import ctypes, os, sys
+import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 a, b, stop, started = (p.encode() for p in sys.argv[1:5])
 n = 0
@@ -56,6 +56,11 @@ open(started, "w").close()
 while not os.path.exists(stop) and n < 100_000_000:
     if libc.renameat2(-100, a, -100, b, 2) == 0:
         n += 1
+        # Bursts of swaps, then a short rest with the real folder in place (an
+        # even count): a write that starts in a rest must succeed, so every run
+        # both lands writes and races others, however the machine is loaded.
+        if n % 512 == 0:
+            time.sleep(0.002)
 print(n)
 "#;
 
