@@ -11,39 +11,14 @@ use std::borrow::Cow;
 use agent_protocol::Event;
 use serde_json::Value;
 
-/// Whether `c` must not reach a terminal as it is.
-fn is_unsafe(c: char) -> bool {
-    match c {
-        '\n' | '\t' => false,
-        // C0 controls and DEL, C1 controls.
-        '\0'..='\x1f' | '\x7f' | '\u{80}'..='\u{9f}' => true,
-        // Bidi embeddings, overrides and isolates ("Trojan Source").
-        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
-        _ => false,
-    }
-}
+// Whether `c` must not reach a terminal as it is: the one rule skill text
+// also follows before it reaches a prompt or a listing.
+use skill_core::visible_text::is_control as is_unsafe;
 
 /// `text` with every control character shown as a visible escape; borrowed
 /// when there is none.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' if chars.peek() == Some(&'\n') => {}
-            c if !is_unsafe(c) => out.push(c),
-            '\x7f' => out.push_str("^?"),
-            c if c < ' ' => {
-                out.push('^');
-                out.push(char::from(b'@' + c as u8));
-            }
-            c => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
-        }
-    }
-    Cow::Owned(out)
+    skill_core::visible_text::escape_controls(text)
 }
 
 /// Escapes every string of `value` (object keys too) in place; whether any
