@@ -50,12 +50,16 @@ pub struct ToolsConfig {
     /// A tool result longer than this keeps its head and tail, with a line
     /// saying how much was cut.
     pub max_output_chars: usize,
+    /// Whether `web_fetch` may run in plan mode. It changes nothing, so it
+    /// does by default; a user who wants planning to stay offline says no.
+    pub web_fetch_in_plan: bool,
 }
 
 impl Default for ToolsConfig {
     fn default() -> Self {
         Self {
             max_output_chars: 30_000,
+            web_fetch_in_plan: true,
         }
     }
 }

@@ -433,7 +433,7 @@ pub fn command_gate(ctx: &ToolContext, command: &str, outside_sandbox: bool) -> 
 }
 
 /// The refusal for something that would change things while the user plans.
-fn plan_refusal(what: &str) -> Gate {
+pub(crate) fn plan_refusal(what: &str) -> Gate {
     Gate::Refuse {
         error: format!("refused: the session is in plan mode (read-only) and this {what}."),
         hint: "Read and search as needed, then set out the plan: what you would change and \

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use agent_protocol::ApprovalMode;
 use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -71,8 +72,14 @@ impl Tool for WebFetch {
                 format!("fetch {url}"),
                 boundary::Subject::Fetch(host.clone()),
             );
-            let gate = boundary::Gate::Ask {
-                reason: format!("web_fetch reads {host} from the internet"),
+            let gate = if ctx.approval_mode() == ApprovalMode::Plan
+                && !ctx.config.tools.web_fetch_in_plan
+            {
+                boundary::plan_refusal("reaches the internet (tools.web_fetch_in_plan is off)")
+            } else {
+                boundary::Gate::Ask {
+                    reason: format!("web_fetch reads {host} from the internet"),
+                }
             };
             boundary::pass(ctx, check, gate).await?;
             let max_chars = ctx.config.tools.max_output_chars.max(1_000);

@@ -135,3 +135,31 @@ async fn web_fetch_always_saves_the_domain_and_never_more() {
     assert_eq!(asks[0].prefix_rule, None);
     assert_eq!(asks[1].exact_rule.as_deref(), Some("web_fetch(localhost)"));
 }
+
+#[tokio::test]
+async fn plan_mode_fetches_unless_the_user_keeps_planning_offline() {
+    // On by default: the fetch reaches the approval (which the recorder grants)
+    // and fails only because nothing listens on the port.
+    let recording = Arc::new(Recording::default());
+    let env = in_mode(ApprovalMode::Plan, recording.clone());
+    let out = env
+        .call("web_fetch", json!({"url": "http://127.0.0.1:9/a"}))
+        .await;
+    assert!(!error_of(&out).contains("plan mode"), "{out}");
+    assert_eq!(recording.asks.lock().unwrap().len(), 1);
+
+    let mut config = knack_config::Config::default();
+    config.tools.web_fetch_in_plan = false;
+    let recording = Arc::new(Recording::default());
+    let mut env = ToolEnv::with_config(config).approver(recording.clone());
+    env.ctx = env.ctx.clone().with_mode(ApprovalMode::Plan);
+    let out = env
+        .call("web_fetch", json!({"url": "http://127.0.0.1:9/a"}))
+        .await;
+    assert!(error_of(&out).contains("plan mode"), "{out}");
+    assert!(error_of(&out).contains("web_fetch_in_plan"), "{out}");
+    assert!(
+        recording.asks.lock().unwrap().is_empty(),
+        "nothing was asked"
+    );
+}
