@@ -525,7 +525,10 @@ pub fn reject(home: &KnackHome, name: &str) -> Result<(), Refused> {
     fs::remove_dir_all(entry_dir(home, &entry.name)).map_err(|e| Refused {
         message: format!("cannot remove '{}' from the inbox: {e}", entry.name),
         hint: None,
-    })
+    })?;
+    // The last entry gone, the inbox folder goes too (refused while others remain).
+    let _ = fs::remove_dir(inbox_dir(home));
+    Ok(())
 }
 
 /// An entry as `knack skills inbox --json` lists it.

@@ -257,6 +257,10 @@ fn inbox_reject_leaves_nothing() {
     ok(&lib.create(DIFFERENT, Actor::Agent));
     inbox::reject(&lib.home, "postgres-backup").unwrap();
     assert!(inbox::list(&lib.home).is_empty());
+    assert!(
+        !inbox::inbox_dir(&lib.home).exists(),
+        "an empty inbox folder is not left behind"
+    );
     assert!(lib.names().is_empty());
     assert_eq!(tree(&lib.home.skills_dir()), before);
     let err = inbox::reject(&lib.home, "postgres-backup").unwrap_err();
