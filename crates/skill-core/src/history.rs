@@ -339,7 +339,58 @@ pub fn list(home: &KnackHome, skill: &str) -> Result<Vec<HistoryRecord>> {
 
 /// The records of `skill` with the SKILL.md diff each write made.
 pub fn list_with_diffs(home: &KnackHome, skill: &str) -> Result<Vec<VersionDiff>> {
-    let dir = find(home, skill)?;
+    diffs_in(&find(home, skill)?)
+}
+
+/// Every write to every skill in the library (deleted skills too), newest
+/// first: the history folders read the same way `list_with_diffs` reads one.
+pub fn log(home: &KnackHome) -> Result<Vec<VersionDiff>> {
+    let mut dirs: Vec<PathBuf> = match fs::read_dir(history_root(home)) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && !versions(p).is_empty())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(io(&history_root(home), e)),
+    };
+    dirs.sort();
+    let mut all = Vec::new();
+    for dir in dirs {
+        for diff in diffs_in(&dir)? {
+            // Record times have whole seconds; the record file's own mtime
+            // orders writes made within the same second.
+            let written = fs::metadata(dir.join(diff.record.version.to_string()).join(RECORD_FILE))
+                .and_then(|m| m.modified())
+                .ok();
+            all.push((written, diff));
+        }
+    }
+    all.sort_by(|(wa, a), (wb, b)| {
+        (&b.record.time, wb, b.record.version).cmp(&(&a.record.time, wa, a.record.version))
+    });
+    Ok(all.into_iter().map(|(_, d)| d).collect())
+}
+
+/// Lines added and removed by a unified diff, headers not counted.
+pub fn diff_stat(diff: &str) -> (usize, usize) {
+    let mut added = 0;
+    let mut removed = 0;
+    for line in diff.lines() {
+        if line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
+fn diffs_in(dir: &Path) -> Result<Vec<VersionDiff>> {
+    let dir = dir.to_path_buf();
     let numbers = versions(&dir);
     let mut out = Vec::with_capacity(numbers.len());
     for (i, &v) in numbers.iter().enumerate() {
@@ -668,6 +719,34 @@ mod tests {
             fs::read_to_string(who.skill_dir.join("SKILL.md")).unwrap(),
             "one\ntwo\n"
         );
+    }
+
+    #[test]
+    fn log_reads_every_skill_newest_first_with_a_diff_stat() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = KnackHome::at(tmp.path());
+        assert!(log(&home).unwrap().is_empty(), "no history folder yet");
+        let deploy = identity(&home, "deploy");
+        let backup = identity(&home, "backup");
+        write_version(&home, &deploy, "one\n", "create");
+        write_version(&home, &backup, "a\nb\n", "create");
+        write_version(&home, &deploy, "uno\ntwo\n", "patch");
+        let entries = log(&home).unwrap();
+        let order: Vec<(&str, &str)> = entries
+            .iter()
+            .map(|e| (e.record.name.as_str(), e.record.action.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("deploy", "patch"),
+                ("backup", "create"),
+                ("deploy", "create")
+            ]
+        );
+        assert_eq!(diff_stat(&entries[0].diff), (2, 1));
+        assert_eq!(diff_stat(&entries[1].diff), (2, 0));
+        assert_eq!(diff_stat(""), (0, 0));
     }
 
     #[test]
