@@ -296,3 +296,30 @@ fn bundled_keeps_the_old_comparison() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_write_to_a_support_file_is_counted_and_shown_as_that_file() {
+    let env = Env::new();
+    three_writes(&env);
+    manage(
+        &env,
+        &json!({"action": "write_file", "name": "beta", "file_path": "references/api.md",
+                "file_content": "get\nput\ndelete\n"}),
+    );
+    let newest = log_json(&env, &[]).remove(0);
+    assert_eq!(
+        (
+            &newest["skill"],
+            &newest["action"],
+            &newest["added"],
+            &newest["removed"]
+        ),
+        (&json!("beta"), &json!("write_file"), &json!(3), &json!(0))
+    );
+    let out = success(env.knack().args(["skills", "diff", "beta"]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("+++ b/references/api.md") && text.contains("+delete"),
+        "{text}"
+    );
+}

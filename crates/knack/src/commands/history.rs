@@ -225,7 +225,7 @@ fn diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<u8> {
         stat(added, removed)
     );
     if v.diff.is_empty() {
-        println!("{}", dim("(SKILL.md did not change in this write)"));
+        println!("{}", dim("(this write changed no text)"));
     }
     // A diff is a skill's content, which a model may have written.
     for line in v.diff.lines() {
