@@ -320,7 +320,7 @@ fn a_mistyped_bundled_skill_gets_a_did_you_mean_from_diff_and_reset() {
         "---\nname: release-notes\ndescription: Use when drafting release notes\n---\n# Notes\n",
     );
     for args in [
-        vec!["skills", "diff", "relase-notes"],
+        vec!["skills", "diff", "relase-notes", "--bundled"],
         vec!["skills", "reset", "relase-notes"],
     ] {
         let out = env.knack().args(&args).output().unwrap();

@@ -31,6 +31,7 @@ mod secrets;
 mod sessions;
 mod skill_secrets;
 mod skills;
+mod skills_log;
 mod symlinks;
 mod sync;
 mod tool;

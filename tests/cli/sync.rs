@@ -184,17 +184,17 @@ fn diff_prints_a_unified_diff() {
         .unwrap()
         .replace("step two", "step 2");
     std::fs::write(&path, text).unwrap();
-    let out = stdout(&env, &["skills", "diff", "alpha"]);
+    let out = stdout(&env, &["skills", "diff", "alpha", "--bundled"]);
     assert!(out.contains("--- bundled/ops/alpha/SKILL.md"), "{out}");
     assert!(
         out.contains("-step two") && out.contains("+step 2"),
         "{out}"
     );
-    let as_json = json(&env, &["skills", "diff", "alpha", "--json"]);
+    let as_json = json(&env, &["skills", "diff", "alpha", "--bundled", "--json"]);
     assert_eq!(as_json["files"][0]["status"], "modified");
-    let same = stdout(&env, &["skills", "diff", "ops/beta"]);
+    let same = stdout(&env, &["skills", "diff", "ops/beta", "--bundled"]);
     assert!(same.contains("matches the bundled version"), "{same}");
-    run(&env, &["skills", "diff", "no-such-skill"])
+    run(&env, &["skills", "diff", "no-such-skill", "--bundled"])
         .assert()
         .code(1)
         .stderr(predicates::str::contains("not a bundled skill"));

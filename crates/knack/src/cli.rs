@@ -246,7 +246,7 @@ pub enum SkillsCommand {
     Sync(JsonFlag),
     /// List bundled skills whose copy you changed (updates skip them)
     ListModified(JsonFlag),
-    /// Show how your copy of a bundled skill differs from the bundled version
+    /// Show what a write changed in a skill (the latest by default); --bundled compares with the bundled version
     Diff(DiffArgs),
     /// Stop tracking your changes to a bundled skill, or --restore the bundled version
     Reset(ResetArgs),
@@ -258,6 +258,8 @@ pub enum SkillsCommand {
     History(HistoryArgs),
     /// Restore a skill to an earlier version (see `knack skills history`)
     Rollback(RollbackArgs),
+    /// Every write to every skill, newest first: who made it and lines added/removed
+    Log(LogArgs),
     /// How each skill is used: views, uses, patches, last use, state and pin
     Stats(StatsArgs),
     /// Move a skill into skills/.archive/, out of every surface (history keeps it)
@@ -491,9 +493,25 @@ pub struct RollbackArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// A bundled skill: name or id (category/name)
+    /// A name, an id (category/name) or a qualified id; with --bundled, a bundled skill
     pub name: String,
+    /// The write that produced version N, as `knack skills history` numbers it
+    #[arg(long, value_name = "N", conflicts_with = "bundled")]
+    pub version: Option<usize>,
+    /// Compare your copy with the bundled version instead
+    #[arg(long)]
+    pub bundled: bool,
     /// Print the differences as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only writes newer than this: a duration (30m, 2h, 1d, 7d, 2w) or a UTC date (2026-12-01)
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Print the writes as JSON
     #[arg(long)]
     pub json: bool,
 }

@@ -47,7 +47,8 @@ pub struct HistoryRecord {
     pub archived_to: Option<String>,
 }
 
-/// A version with the unified diff of SKILL.md from before to after its write.
+/// A version with the unified diff its write made: of the file it touched
+/// (`write_file`, `remove_file`), else of SKILL.md.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VersionDiff {
     #[serde(flatten)]
@@ -337,54 +338,134 @@ pub fn list(home: &KnackHome, skill: &str) -> Result<Vec<HistoryRecord>> {
         .collect()
 }
 
-/// The records of `skill` with the SKILL.md diff each write made.
+/// The records of `skill` with the diff each write made.
 pub fn list_with_diffs(home: &KnackHome, skill: &str) -> Result<Vec<VersionDiff>> {
-    let dir = find(home, skill)?;
-    let numbers = versions(&dir);
+    diffs_in(&find(home, skill)?)
+}
+
+/// Every write to every skill in the library (deleted skills too), newest
+/// first: the history folders read the same way `list_with_diffs` reads one.
+pub fn log(home: &KnackHome) -> Result<Vec<VersionDiff>> {
+    let mut dirs: Vec<PathBuf> = match fs::read_dir(history_root(home)) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && !versions(p).is_empty())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(io(&history_root(home), e)),
+    };
+    dirs.sort();
+    let mut all = Vec::new();
+    for dir in dirs {
+        for diff in diffs_in(&dir)? {
+            // Record times have whole seconds; the record file's own mtime
+            // orders writes made within the same second.
+            let written = fs::metadata(dir.join(diff.record.version.to_string()).join(RECORD_FILE))
+                .and_then(|m| m.modified())
+                .ok();
+            all.push((written, diff));
+        }
+    }
+    all.sort_by(|(wa, a), (wb, b)| {
+        (&b.record.time, wb, b.record.version).cmp(&(&a.record.time, wa, a.record.version))
+    });
+    Ok(all.into_iter().map(|(_, d)| d).collect())
+}
+
+/// Lines added and removed by a unified diff, headers not counted.
+pub fn diff_stat(diff: &str) -> (usize, usize) {
+    let mut added = 0;
+    let mut removed = 0;
+    for line in diff.lines() {
+        if line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
+fn diffs_in(dir: &Path) -> Result<Vec<VersionDiff>> {
+    let numbers = versions(dir);
     let mut out = Vec::with_capacity(numbers.len());
     for (i, &v) in numbers.iter().enumerate() {
-        let record = read_record(&dir, v)?;
-        let before = snapshot_skill_md(&dir, v);
+        let record = read_record(dir, v)?;
+        let file = diffed_file(&record);
+        let before = snapshot_file(dir, v, file);
         let after = match numbers.get(i + 1) {
-            Some(&next) => snapshot_skill_md(&dir, next),
-            None => current_skill_md(&record).unwrap_or_default(),
+            Some(&next) => snapshot_file(dir, next, file),
+            None => current_file(&record, file).unwrap_or_default(),
         };
         out.push(VersionDiff {
-            diff: unified_diff(&before, &after),
+            diff: unified_diff_of(file, &before, &after),
             record,
         });
     }
     Ok(out)
 }
 
-/// The recorded skill's SKILL.md as it is now, read beneath its root and
-/// never through a link (a folder swapped for a link shows nothing).
-fn current_skill_md(record: &HistoryRecord) -> Option<String> {
-    let root = Base::open(&root_of(record).ok()?).ok()?;
-    let folder = root.open_dir(&record.id).ok()?;
-    let bytes = beneath::read_file_at(folder.fd.as_fd(), "SKILL.md").ok()?;
+/// The file a version's diff shows: the one its write touched (`write_file`,
+/// `remove_file`), else SKILL.md. A recorded name that is not a plain path
+/// inside the folder falls back to SKILL.md rather than being followed.
+fn diffed_file(record: &HistoryRecord) -> &str {
+    record
+        .file
+        .as_deref()
+        .filter(|f| {
+            !f.is_empty()
+                && Path::new(f)
+                    .components()
+                    .all(|c| matches!(c, Component::Normal(_)))
+        })
+        .unwrap_or("SKILL.md")
+}
+
+/// Reads `rel` (a plain relative path) inside `folder`, never through a link.
+fn read_inside(folder: &Base, rel: &str) -> Option<String> {
+    let (parent, name) = match rel.rsplit_once('/') {
+        Some((parent, name)) => (Some(folder.open_dir(parent).ok()?), name),
+        None => (None, rel),
+    };
+    let dir = parent.as_ref().unwrap_or(folder);
+    let bytes = beneath::read_file_at(dir.fd.as_fd(), name).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn snapshot_skill_md(history_dir: &Path, version: usize) -> String {
-    fs::read_to_string(
-        history_dir
-            .join(version.to_string())
-            .join(SNAPSHOT_DIR)
-            .join("SKILL.md"),
-    )
-    .unwrap_or_default()
+/// The recorded skill's `rel` as it is now, read beneath its root and never
+/// through a link (a folder swapped for a link shows nothing).
+fn current_file(record: &HistoryRecord, rel: &str) -> Option<String> {
+    let root = Base::open(&root_of(record).ok()?).ok()?;
+    let folder = root.open_dir(&record.id).ok()?;
+    read_inside(&folder, rel)
+}
+
+fn snapshot_file(history_dir: &Path, version: usize, rel: &str) -> String {
+    let folder = history_dir.join(version.to_string()).join(SNAPSHOT_DIR);
+    Base::open(&folder)
+        .ok()
+        .and_then(|folder| read_inside(&folder, rel))
+        .unwrap_or_default()
 }
 
 /// A unified diff of two SKILL.md texts; empty when they are equal.
 pub fn unified_diff(before: &str, after: &str) -> String {
+    unified_diff_of("SKILL.md", before, after)
+}
+
+/// A unified diff of two versions of the skill file `name`; empty when equal.
+fn unified_diff_of(name: &str, before: &str, after: &str) -> String {
     if before == after {
         return String::new();
     }
     TextDiff::from_lines(before, after)
         .unified_diff()
         .context_radius(3)
-        .header("a/SKILL.md", "b/SKILL.md")
+        .header(&format!("a/{name}"), &format!("b/{name}"))
         .to_string()
 }
 
@@ -668,6 +749,56 @@ mod tests {
             fs::read_to_string(who.skill_dir.join("SKILL.md")).unwrap(),
             "one\ntwo\n"
         );
+    }
+
+    #[test]
+    fn log_reads_every_skill_newest_first_with_a_diff_stat() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = KnackHome::at(tmp.path());
+        assert!(log(&home).unwrap().is_empty(), "no history folder yet");
+        let deploy = identity(&home, "deploy");
+        let backup = identity(&home, "backup");
+        write_version(&home, &deploy, "one\n", "create");
+        write_version(&home, &backup, "a\nb\n", "create");
+        write_version(&home, &deploy, "uno\ntwo\n", "patch");
+        let entries = log(&home).unwrap();
+        let order: Vec<(&str, &str)> = entries
+            .iter()
+            .map(|e| (e.record.name.as_str(), e.record.action.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("deploy", "patch"),
+                ("backup", "create"),
+                ("deploy", "create")
+            ]
+        );
+        assert_eq!(diff_stat(&entries[0].diff), (2, 1));
+        assert_eq!(diff_stat(&entries[1].diff), (2, 0));
+        assert_eq!(diff_stat(""), (0, 0));
+    }
+
+    #[test]
+    fn a_write_to_another_file_shows_that_file_s_diff() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = KnackHome::at(tmp.path());
+        let who = identity(&home, "deploy");
+        write_version(&home, &who, "one\n", "create");
+        let pending = begin(&home, &who, current(&who).as_ref()).unwrap();
+        fs::create_dir_all(who.skill_dir.join("references")).unwrap();
+        fs::write(who.skill_dir.join("references/api.md"), "get\nput\n").unwrap();
+        pending
+            .commit("write_file", Actor::Agent, Some("references/api.md"))
+            .unwrap();
+        let entry = log(&home).unwrap().remove(0);
+        assert_eq!(entry.record.action, "write_file");
+        assert!(
+            entry.diff.contains("+++ b/references/api.md") && entry.diff.contains("+put"),
+            "{}",
+            entry.diff
+        );
+        assert_eq!(diff_stat(&entry.diff), (2, 0));
     }
 
     #[test]

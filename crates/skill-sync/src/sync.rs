@@ -88,7 +88,7 @@ impl SyncReport {
         }
         for id in &self.conflicts {
             out.push(format!(
-                "bundled skills: '{id}' was not seeded because a folder that knack did not create is in the way; see `knack skills diff {id}`"
+                "bundled skills: '{id}' was not seeded because a folder that knack did not create is in the way; see `knack skills diff {id} --bundled`"
             ));
         }
         out

@@ -1,5 +1,6 @@
-//! `knack skills history|rollback`: the versions skill_manage kept of a skill,
-//! with the SKILL.md diff of each write, and restoring one of them.
+//! `knack skills history|rollback|diff|log`: the versions skill_manage kept of
+//! a skill, with the SKILL.md diff of each write, restoring one of them, one
+//! write's diff, and every write across the library.
 
 use std::path::{Path, PathBuf};
 
@@ -8,14 +9,20 @@ use skill_core::Resolution;
 use skill_core::history;
 use skill_core::manage::provenance;
 
-use crate::cli::{HistoryArgs, RollbackArgs, SkillsCommand};
+use crate::cli::{DiffArgs, HistoryArgs, LogArgs, RollbackArgs, SkillsCommand};
 use crate::context::Context;
 use crate::exit;
 use crate::output::{bold, dim, print_json};
 use crate::terminal_text::escape;
 
 pub fn handles(cmd: &SkillsCommand) -> bool {
-    matches!(cmd, SkillsCommand::History(_) | SkillsCommand::Rollback(_))
+    matches!(
+        cmd,
+        SkillsCommand::History(_)
+            | SkillsCommand::Rollback(_)
+            | SkillsCommand::Log(_)
+            | SkillsCommand::Diff(DiffArgs { bundled: false, .. })
+    )
 }
 
 pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
@@ -23,6 +30,8 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
     match cmd {
         SkillsCommand::History(args) => show(&ctx, args),
         SkillsCommand::Rollback(args) => rollback(&ctx, args),
+        SkillsCommand::Diff(args) => diff(&ctx, args),
+        SkillsCommand::Log(args) => log(&ctx, args),
         _ => Err(exit::usage("not a history command")),
     }
 }
@@ -74,7 +83,7 @@ fn history_error(
             "it was installed from the hub (`knack skills audit {name}` shows its source and scan)"
         ),
         "bundled" => format!(
-            "it was seeded from knack's bundled skills (`knack skills diff {name}` shows your changes)"
+            "it was seeded from knack's bundled skills (`knack skills diff {name} --bundled` shows your changes)"
         ),
         _ => "it was written outside knack's skill tools".to_owned(),
     };
@@ -166,4 +175,214 @@ fn rollback(ctx: &Context, args: RollbackArgs) -> anyhow::Result<u8> {
         outcome.version
     );
     Ok(exit::OK)
+}
+
+/// `knack skills diff NAME [--version N]`: what one write changed, the
+/// latest by default.
+fn diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<u8> {
+    let (key, live) = history_key(ctx, &args.name)?;
+    let versions = history::list_with_diffs(&ctx.home, &key)
+        .map_err(|e| history_error(ctx, &args.name, &key, live.as_deref(), e))?;
+    let chosen = match args.version {
+        None => versions.last(),
+        Some(n) => versions.iter().find(|v| v.record.version == n),
+    };
+    let Some(v) = chosen else {
+        let known: Vec<String> = versions
+            .iter()
+            .map(|v| v.record.version.to_string())
+            .collect();
+        return Err(exit::failed(format!(
+            "'{}' has no version {}; its versions are {} (see `knack skills history {}`)",
+            args.name,
+            args.version.unwrap_or_default(),
+            known.join(", "),
+            args.name
+        )));
+    };
+    let r = &v.record;
+    let (added, removed) = history::diff_stat(&v.diff);
+    if args.json {
+        print_json(&json!({
+            "skill": r.name,
+            "qualified_id": r.qualified_id,
+            "version": r.version,
+            "time": r.time,
+            "action": r.action,
+            "actor": r.actor,
+            "added": added,
+            "removed": removed,
+            "diff": v.diff,
+        }));
+        return Ok(exit::OK);
+    }
+    println!(
+        "{}  {}  {} by {}  {}",
+        bold(&format!("#{}", r.version)),
+        r.time,
+        r.action,
+        r.actor.as_str(),
+        stat(added, removed)
+    );
+    if v.diff.is_empty() {
+        println!("{}", dim("(this write changed no text)"));
+    }
+    // A diff is a skill's content, which a model may have written.
+    for line in v.diff.lines() {
+        println!("{}", escape(line));
+    }
+    Ok(exit::OK)
+}
+
+fn stat(added: usize, removed: usize) -> String {
+    format!("+{added} -{removed}")
+}
+
+/// The oldest time `--since` keeps, or a usage error naming the accepted forms.
+fn since_cutoff(when: &str, now: std::time::SystemTime) -> anyhow::Result<std::time::SystemTime> {
+    let bad = || {
+        exit::usage(format!(
+            "--since '{when}' is not a duration or a date; use a number with m, h, d or w \
+(30m, 2h, 1d, 7d, 2w) or a UTC date YYYY-MM-DD (2026-12-01)"
+        ))
+    };
+    let when = when.trim();
+    let midnight = format!("{when}T00:00:00Z");
+    if let Some(at) = skill_core::clock::parse_rfc3339(&midnight) {
+        // The parser takes day numbers past the month's end; a date that
+        // does not read back the same (2026-02-30) is not a date.
+        return if skill_core::clock::rfc3339(at) == midnight {
+            Ok(at)
+        } else {
+            Err(bad())
+        };
+    }
+    let Some((last, _)) = when.char_indices().last() else {
+        return Err(bad());
+    };
+    let (number, unit) = when.split_at(last);
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit {
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        _ => return Err(bad()),
+    };
+    let span = std::time::Duration::from_secs(number.checked_mul(seconds).ok_or_else(bad)?);
+    Ok(now.checked_sub(span).unwrap_or(std::time::UNIX_EPOCH))
+}
+
+/// `knack skills log [--since WHEN]`: every write across the library.
+fn log(ctx: &Context, args: LogArgs) -> anyhow::Result<u8> {
+    let cutoff = args
+        .since
+        .as_deref()
+        .map(|w| since_cutoff(w, std::time::SystemTime::now()))
+        .transpose()?;
+    let entries: Vec<history::VersionDiff> = history::log(&ctx.home)
+        .map_err(|e| exit::failed(e.to_string()))?
+        .into_iter()
+        .filter(
+            |v| match (cutoff, skill_core::clock::parse_rfc3339(&v.record.time)) {
+                (Some(cut), Some(at)) => at >= cut,
+                _ => true,
+            },
+        )
+        .collect();
+    if args.json {
+        let items: Vec<Value> = entries
+            .iter()
+            .map(|v| {
+                let (added, removed) = history::diff_stat(&v.diff);
+                json!({
+                    "time": v.record.time,
+                    "skill": v.record.name,
+                    "qualified_id": v.record.qualified_id,
+                    "action": v.record.action,
+                    "actor": v.record.actor,
+                    "version": v.record.version,
+                    "added": added,
+                    "removed": removed,
+                })
+            })
+            .collect();
+        print_json(&Value::Array(items));
+        return Ok(exit::OK);
+    }
+    if entries.is_empty() {
+        println!(
+            "{}",
+            dim(
+                "No skill writes recorded in this window (knack records every write made through its skill tools)."
+            )
+        );
+        return Ok(exit::OK);
+    }
+    for v in &entries {
+        let r = &v.record;
+        let (added, removed) = history::diff_stat(&v.diff);
+        // Names and file names come from skills a model may have written.
+        let file = r
+            .file
+            .as_deref()
+            .map(|f| format!(" {}", escape(f)))
+            .unwrap_or_default();
+        println!(
+            "{}  {}  {}{file}  by {}  #{}  {}",
+            r.time,
+            bold(&escape(&r.qualified_id)),
+            r.action,
+            r.actor.as_str(),
+            r.version,
+            stat(added, removed)
+        );
+    }
+    println!(
+        "{}",
+        dim(
+            "`knack skills diff NAME --version N` shows one write; `knack skills rollback NAME --to N` undoes it."
+        )
+    );
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn since_takes_durations_and_dates_and_names_the_forms_otherwise() {
+        let now = UNIX_EPOCH + Duration::from_secs(10 * 86_400);
+        assert_eq!(
+            since_cutoff("2h", now).unwrap(),
+            now - Duration::from_secs(7_200)
+        );
+        assert_eq!(
+            since_cutoff("7d", now).unwrap(),
+            now - Duration::from_secs(7 * 86_400)
+        );
+        assert!(since_cutoff("30d", now).unwrap() < UNIX_EPOCH);
+        assert_eq!(
+            since_cutoff("1970-01-02", now).unwrap(),
+            UNIX_EPOCH + Duration::from_secs(86_400)
+        );
+        for bad in [
+            "",
+            "h",
+            "2x",
+            "yesterday",
+            "2026-13-01",
+            "2026-02-30",
+            "-1d",
+            "2é",
+        ] {
+            let err = since_cutoff(bad, now).unwrap_err().to_string();
+            assert!(
+                err.contains("2026-12-01") && err.contains("7d"),
+                "{bad}: {err}"
+            );
+        }
+    }
 }

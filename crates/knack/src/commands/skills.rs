@@ -22,11 +22,14 @@ pub fn run(cmd: SkillsCommand) -> anyhow::Result<u8> {
         SkillsCommand::Validate(args) => validate(&ctx, args),
         cmd @ (SkillsCommand::Sync(_)
         | SkillsCommand::ListModified(_)
-        | SkillsCommand::Diff(_)
         | SkillsCommand::Reset(_)
         | SkillsCommand::OptOut
         | SkillsCommand::OptIn) => super::sync::run(cmd),
-        cmd @ (SkillsCommand::History(_) | SkillsCommand::Rollback(_)) => super::history::run(cmd),
+        SkillsCommand::Diff(args) if args.bundled => super::sync::run(SkillsCommand::Diff(args)),
+        cmd @ (SkillsCommand::History(_)
+        | SkillsCommand::Rollback(_)
+        | SkillsCommand::Diff(_)
+        | SkillsCommand::Log(_)) => super::history::run(cmd),
         cmd @ (SkillsCommand::Stats(_)
         | SkillsCommand::Archive(_)
         | SkillsCommand::Restore(_)

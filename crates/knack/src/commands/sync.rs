@@ -17,7 +17,7 @@ pub fn handles(cmd: &SkillsCommand) -> bool {
         cmd,
         SkillsCommand::Sync(_)
             | SkillsCommand::ListModified(_)
-            | SkillsCommand::Diff(_)
+            | SkillsCommand::Diff(DiffArgs { bundled: true, .. })
             | SkillsCommand::Reset(_)
             | SkillsCommand::OptOut
             | SkillsCommand::OptIn
@@ -105,7 +105,7 @@ fn print_sync_report(report: &SyncReport, total: usize) {
         (
             "~ kept customized",
             &report.customized,
-            "your edits win; see `knack skills diff NAME`",
+            "your edits win; see `knack skills diff NAME --bundled`",
         ),
         (
             "- skipped deleted",
@@ -183,7 +183,7 @@ fn list_modified(ctx: &Context, json: bool) -> anyhow::Result<u8> {
     println!(
         "{}",
         dim(
-            "`knack skills diff ID` shows the changes; `knack skills reset ID --restore` takes the bundled version"
+            "`knack skills diff ID --bundled` shows the changes; `knack skills reset ID --restore` takes the bundled version"
         )
     );
     Ok(exit::OK)
