@@ -326,19 +326,21 @@ fn inbox_round_trip_from_the_agents_write_to_accept_and_reject() {
         "{history}"
     );
 
-    let before = std::fs::read_dir(env.home_path("skills"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.file_name()))
-        .count();
+    // The library's own entries: the inbox folder itself goes with its last entry.
+    let library_entries = || {
+        std::fs::read_dir(env.home_path("skills"))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .filter(|name| name != ".inbox")
+            .count()
+    };
+    let before = library_entries();
     success(env.knack().args(["skills", "inbox", "reject", "csv-clean"]));
     let inbox = stdout_json(&success(env.knack().args(["skills", "inbox", "--json"])));
     assert_eq!(inbox["count"], json!(0), "{inbox}");
     assert!(!env.home_path("skills/csv-clean").exists());
-    let after = std::fs::read_dir(env.home_path("skills"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.file_name()))
-        .count();
-    assert_eq!(before, after);
+    assert_eq!(before, library_entries());
+    assert!(!env.home_path("skills/.inbox").exists());
 
     // A name that is not there is a failure, exit 1, naming what is.
     let missing = env
