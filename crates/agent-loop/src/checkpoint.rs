@@ -17,6 +17,8 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::tools::beneath::Root;
+
 /// Most bytes of one file a checkpoint keeps; a bigger file is noted as not restorable.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Most bytes the workspace note (outside git) reads before it gives up on the rest.
@@ -341,6 +343,12 @@ pub fn describe_undo(title: &str, restored: &[Restored]) -> String {
 }
 
 /// Puts the files of `turn` back as they were before it, then forgets the turn.
+///
+/// Every write and removal goes through a folder handle beneath the turn's working
+/// directory (or the file's own folder, for an approved edit outside it) without
+/// following a link: a command of the model may have swapped a folder or the file for a
+/// link since the checkpoint, and undo must not carry the old bytes (or a deletion)
+/// wherever that link points.
 pub fn undo(turn: &StoredTurn) -> Vec<Restored> {
     let mut out = Vec::new();
     for file in &turn.manifest.files {
@@ -352,28 +360,57 @@ pub fn undo(turn: &StoredTurn) -> Vec<Restored> {
             ));
             continue;
         }
-        let result = match &file.blob {
-            Some(hash) => std::fs::read(turn.dir.join("blobs").join(hash)).and_then(|bytes| {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(&path, bytes)
-            }),
-            None => match std::fs::remove_file(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            },
-        };
+        let result = restore_one(turn, file);
         out.push(match (result, &file.blob) {
             (Ok(()), Some(_)) => Restored::Rewritten(path),
             (Ok(()), None) => Restored::Removed(path),
-            (Err(e), _) => Restored::Left(path, e.to_string()),
+            (Err(why), _) => Restored::Left(path, why),
         });
     }
     if let Err(e) = std::fs::remove_dir_all(&turn.dir) {
         tracing::warn!(error = %e, dir = %turn.dir.display(), "could not remove an undone checkpoint");
     }
     out
+}
+
+fn restore_one(turn: &StoredTurn, file: &FileRecord) -> Result<(), String> {
+    let (root, rel) = restore_root(&turn.manifest.cwd, &file.path)?;
+    match &file.blob {
+        Some(hash) => {
+            let bytes =
+                std::fs::read(turn.dir.join("blobs").join(hash)).map_err(|e| e.to_string())?;
+            root.replace(&rel, &bytes)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        None => root.remove_beneath(&rel).map_err(|e| e.to_string()),
+    }
+}
+
+/// The folder handle a file is restored beneath, and the file's path below it: the
+/// working directory (its own path resolved: the sandbox cannot change what lies above
+/// it) for files inside it, else the file's folder as it resolves now.
+fn restore_root(cwd: &Path, path: &Path) -> Result<(Root, PathBuf), String> {
+    let real_cwd = cwd
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", cwd.display()))?;
+    let inside = path
+        .strip_prefix(cwd)
+        .or_else(|_| path.strip_prefix(&real_cwd))
+        .ok();
+    let (base, rel) = match inside {
+        Some(rel) => (real_cwd, rel.to_path_buf()),
+        None => {
+            let parent = path.parent().ok_or("no folder")?;
+            let name = path.file_name().ok_or("no file name")?;
+            let real = parent
+                .canonicalize()
+                .map_err(|e| format!("{}: {e}", parent.display()))?;
+            (real, PathBuf::from(name))
+        }
+    };
+    let root = Root::open(&base).map_err(|e| e.to_string())?;
+    Ok((root, rel))
 }
 
 /// Deletes the oldest turns until every checkpoint together fits `max_bytes`.
@@ -634,6 +671,47 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&edited).unwrap(), "old");
         assert!(!created.exists());
         assert!(turns(&home.path().join("checkpoints"), &cwd, None).is_empty());
+    }
+
+    #[test]
+    fn undo_never_writes_or_deletes_through_a_link_planted_after_the_checkpoint() {
+        use std::os::unix::fs::symlink;
+        let home = tempfile::tempdir().unwrap();
+        let victim = tempfile::tempdir().unwrap();
+        let victim = victim.path().canonicalize().unwrap();
+        std::fs::write(victim.join("a.txt"), "the user's own file").unwrap();
+        std::fs::write(victim.join("b.txt"), "another file of the user's").unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        let cwd = cwd.path().canonicalize().unwrap();
+        std::fs::create_dir(cwd.join("dir")).unwrap();
+        let edited = cwd.join("dir/a.txt");
+        std::fs::write(&edited, "PAYLOAD").unwrap();
+        let created = cwd.join("dir/b.txt");
+        let mut rec = recorder(home.path(), &cwd);
+        rec.record_current(&edited).unwrap();
+        rec.record_current(&created).unwrap();
+        std::fs::write(&edited, "edited").unwrap();
+        std::fs::write(&created, "made").unwrap();
+        // Later in the turn a command swaps the folder for a link out of the workspace.
+        std::fs::rename(cwd.join("dir"), cwd.join("moved")).unwrap();
+        symlink(&victim, cwd.join("dir")).unwrap();
+
+        let stored = turns(&home.path().join("checkpoints"), &cwd, None);
+        let restored = undo(&stored[0]);
+        assert!(
+            restored.iter().all(|r| matches!(r, Restored::Left(..))),
+            "{restored:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(victim.join("a.txt")).unwrap(),
+            "the user's own file"
+        );
+        assert_eq!(
+            std::fs::read_to_string(victim.join("b.txt")).unwrap(),
+            "another file of the user's"
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(&victim).unwrap().collect();
+        assert_eq!(leftovers.len(), 2, "nothing new beside the user's files");
     }
 
     #[test]

@@ -240,6 +240,31 @@ impl Root {
             .map_err(|e| BeneathError::io(&self.path.join(name), e))
     }
 
+    /// Removes the file (or link, never followed) `rel` beneath the root, its
+    /// folders opened without following a link; one already gone is no error.
+    pub fn remove_beneath(&self, rel: &Path) -> Result<()> {
+        let shown = self.path.join(rel);
+        let parts = plain(rel, &shown)?;
+        let Some((name, folders)) = parts.split_last() else {
+            return Err(BeneathError::IsDirectory(shown));
+        };
+        let dir = match openat2_retrying(
+            self.fd.as_fd(),
+            &rel_or_dot(folders),
+            DIR_FLAGS,
+            Mode::empty(),
+            STRICT,
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(()),
+            Err(e) => return Err(BeneathError::io(&shown, e)),
+        };
+        match rustix::fs::unlinkat(&dir, *name, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(BeneathError::io(&shown, e)),
+        }
+    }
+
     /// Replaces (or creates) the file `rel` beneath the root with `bytes`:
     /// missing folders are made, each opened beneath the one before without
     /// following a link; the bytes go to a temporary file in the final folder,

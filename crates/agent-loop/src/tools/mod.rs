@@ -7,7 +7,7 @@
 //! `{"success": false, "error", "hint"?}`), or a fatal error that aborts the turn.
 
 mod approval;
-mod beneath;
+pub(crate) mod beneath;
 pub mod boundary;
 mod call_record;
 mod context;
