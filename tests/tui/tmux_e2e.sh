@@ -92,6 +92,21 @@ wait_for() {
     exit 1
 }
 
+# close_with_escape TEXT: presses Esc, one at a time (at most 5), until TEXT is gone.
+close_with_escape() {
+    local text="$1" tries i
+    for tries in 1 2 3 4 5; do
+        tmux send-keys -t "$session" Escape
+        for i in $(seq 1 10); do
+            if ! screen | grep -qF -- "$text"; then return 0; fi
+            sleep 0.1
+        done
+    done
+    echo "FAIL: '$text' was still shown after 5 presses of Esc; the pane shows:"
+    screen
+    exit 1
+}
+
 wait_for "mock-model"
 tmux send-keys -t "$session" -l "What is the capital of France?"
 tmux send-keys -t "$session" Enter
@@ -360,9 +375,11 @@ tmux send-keys -t "$session" Enter
 wait_for "skills ("
 tmux send-keys -t "$session" -l "weather"
 wait_for "› weather"
-tmux send-keys -t "$session" Escape
-tmux send-keys -t "$session" Escape
-tmux send-keys -t "$session" Escape
+# Esc clears the search, then closes the browser. One Esc at a time, each
+# given time to land: Escs sent back to back (or an Esc followed at once by `/`)
+# can reach the TUI as one Alt-key, which left the browser open to take the
+# typed "/help" as a search.
+close_with_escape "skills ("
 # On an 80x24 terminal /help is taller than the screen: it scrolls to its
 # last command instead of cutting the list off.
 tmux resize-window -t "$session" -x 80 -y 24
